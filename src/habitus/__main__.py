@@ -1,0 +1,3 @@
+from habitus.launcher import main
+
+main()

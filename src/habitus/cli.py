@@ -1,0 +1,159 @@
+"""The root `habitus` group: a lazy map of subcommands, and the one place exceptions become exit codes.
+
+Subcommand modules are imported only when their command runs, so `habitus --version` and
+`habitus --help` load click and the standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import click
+
+from habitus import __version__
+from habitus.errors import HabitusError
+
+# name -> (module[:attribute], one-line help). The help is repeated here so that `habitus --help`
+# need not import every command; a test checks it matches each command's own first line.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "advise": ("habitus.commands.stubs:advise", "Review recent agent work and deliver at most one note."),
+    "analyze": ("habitus.commands.stubs:analyze", "Propose candidate habits from unread observations."),
+    "backup": ("habitus.commands.stubs:backup", "Write a consistent backup of the state root."),
+    "capture": (
+        "habitus.commands.stubs:capture",
+        "Store hook events and transcripts as redacted observations.",
+    ),
+    "config": ("habitus.commands.config", "Read and change settings in config.toml."),
+    "dedupe": ("habitus.commands.stubs:dedupe", "Find and resolve possible duplicate habits."),
+    "demo": ("habitus.commands.demo", "Run a short guided tour on a temporary state root."),
+    "habit": ("habitus.commands.stubs:habit", "Review habits: list, show, declare, approve, reject, ..."),
+    "memory": ("habitus.commands.stubs:memory", "Retain, recall and retrieve durable memories."),
+    "restore": ("habitus.commands.stubs:restore", "Restore the state root from a backup."),
+    "select": ("habitus.commands.stubs:select", "Choose the approved habits that apply to a prompt."),
+    "status": ("habitus.commands.status", "Report the state root, versions, settings and counts."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        import importlib
+
+        module_name, _, attribute = entry[0].partition(":")
+        command = getattr(importlib.import_module(module_name), attribute or "cli")
+        assert isinstance(command, click.Command)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def main(  # type: ignore[override]
+        self,
+        args: list[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        try:
+            result = super().main(argv, prog_name or "habitus", complete_var, standalone_mode=False, **extra)
+            code = result if isinstance(result, int) and not isinstance(result, bool) else 0
+        except BaseException as exc:  # the one place every failure becomes an exit status
+            if isinstance(exc, SystemExit):
+                raise
+            code = _fail(exc, argv)
+        sys.exit(code)
+
+
+def _as_error(exc: BaseException) -> HabitusError:
+    """Classify an exception as a documented error. (click itself exits 1 quietly on a closed stdout.)"""
+    if isinstance(exc, HabitusError):
+        return exc
+    if isinstance(exc, click.UsageError):
+        return HabitusError("usage", exc.format_message(), hint="see --help")
+    if isinstance(exc, click.ClickException):
+        return HabitusError("failed", exc.format_message())
+    if isinstance(exc, (KeyboardInterrupt, click.Abort)):
+        return HabitusError("interrupted", "interrupted")
+    if type(exc).__module__ == "sqlite3":
+        from habitus.state.db import translate
+
+        return translate(exc, getattr(exc, "filename", None) or "database")  # type: ignore[arg-type]
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return HabitusError("io_error", f"{where}{exc.strerror or type(exc).__name__}")
+    return HabitusError(
+        "failed",
+        f"internal error ({type(exc).__name__})",
+        hint="set HABITUS_DEBUG=1 to print a traceback, and report it",
+    )
+
+
+def _fail(exc: BaseException, argv: list[str]) -> int:
+    from habitus import io
+
+    error = _as_error(exc)
+    if os.environ.get("HABITUS_DEBUG") and not isinstance(exc, HabitusError):
+        import traceback
+
+        traceback.print_exception(exc, file=sys.stderr)
+    harness = _argv_value(argv, "--harness")
+    if harness is not None:
+        # Hook mode: a harness reads exit 2 as "block", so every failure is silent and logged.
+        _log_hook_failure(error, argv, harness)
+        return 0
+    io.emit_error(error)
+    return error.exit
+
+
+def _log_hook_failure(error: HabitusError, argv: list[str], harness: str) -> None:
+    try:
+        from habitus.state import errorlog
+        from habitus.state.root import StateRoot
+
+        command = next((a for a in argv if not a.startswith("-")), "habitus")
+        errorlog.append(StateRoot.at(_argv_value(argv, "--root")), error, command=command, harness=harness)
+    except Exception:
+        pass  # nowhere left to report; stay silent as the hook protocol requires
+
+
+def _argv_value(argv: list[str], flag: str) -> str | None:
+    for index, arg in enumerate(argv):
+        if arg == flag:
+            return argv[index + 1] if index + 1 < len(argv) else ""
+        if arg.startswith(flag + "="):
+            return arg[len(flag) + 1 :]
+    return None
+
+
+@click.group(
+    cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}
+)
+@click.version_option(__version__, "-V", "--version", prog_name="habitus", message="%(prog)s %(version)s")
+def root() -> None:
+    """Reviewed habits, durable memory and a watchdog reviewer for coding agents.
+
+    Every command reads one JSON object on stdin and writes one JSON object on stdout;
+    errors are one JSON line on stderr. Exit status: 0 ok, 1 failed, 2 usage, 3 refused
+    (fails closed), 75 busy, 130 interrupted.
+
+    \b
+    Examples:
+      habitus status --pretty
+      habitus config set capture.enabled true
+      habitus demo
+    """
+
+
+def main() -> None:
+    root.main(prog_name="habitus")

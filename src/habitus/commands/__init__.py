@@ -1,0 +1,1 @@
+"""One module per command: parse options, call domain code, write the result."""

@@ -1,0 +1,73 @@
+"""habitus status: where the state is, which versions, what is enabled, how much is stored."""
+
+from __future__ import annotations
+
+import platform
+import sqlite3
+from typing import Any
+
+import click
+
+from habitus import __version__, io
+from habitus.options import output_options, state_options
+from habitus.state import config as configuration
+from habitus.state import errorlog, ledger
+from habitus.state.db import Store
+from habitus.state.root import StateRoot
+
+MAN = {
+    "stdin": "Not read.",
+    "stdout": 'One object: {"v":1,"root","exists","versions","config","enabled","stores","errors"}. '
+    "Each store reports path, exists, schema_version and schema_current.",
+    "files": "Reads config.toml, ledger.sqlite, memory.sqlite and errors.jsonl; never creates or migrates anything.",
+}
+
+
+@click.command()
+@state_options
+@output_options
+def cli(root: StateRoot, wait: float, pretty: bool) -> None:
+    """Report the state root, versions, settings and counts.
+
+    Never creates state: on a fresh machine it reports what would be used.
+    A store from a newer habitus, or a corrupt one, is refused (exit 3).
+
+    \b
+    Example:  habitus status --pretty
+    """
+    io.write_result(report(root, wait=wait), pretty=pretty)
+
+
+def report(root: StateRoot, *, wait: float) -> dict[str, Any]:
+    config = configuration.load(root)
+    return {
+        "root": str(root.path),
+        "exists": root.exists(),
+        "versions": {
+            "habitus": __version__,
+            "python": platform.python_version(),
+            "sqlite": sqlite3.sqlite_version,
+        },
+        "config": {"path": str(root.config), "exists": config.exists, "unknown_keys": sorted(config.unknown)},
+        "enabled": {
+            "capture": config.get("capture.enabled"),
+            "select": config.get("select.enabled"),
+            "advise": config.get("advise.enabled"),
+            "analyzer": f"model:{config.get('analyze.model')}" if config.get("analyze.model") else "local",
+            "select_judge": config.get("select.judge"),
+        },
+        "stores": {"ledger": store_status(ledger.store(root, wait=wait))},
+        "errors": {"path": str(root.errors), "logged": errorlog.count(root)},
+    }
+
+
+def store_status(store: Store) -> dict[str, Any]:
+    """Path, presence and schema version of a store, read without creating or migrating it."""
+    version = store.inspect()
+    return {
+        "path": str(store.path),
+        "exists": version is not None,
+        "schema_version": version,
+        "schema_current": store.current_version,
+        "needs_migration": version is not None and version < store.current_version,
+    }

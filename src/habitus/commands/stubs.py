@@ -1,0 +1,35 @@
+"""Commands whose issues have not landed yet: each answers `not_implemented` (exit 1).
+
+They accept any arguments (and --harness, so hook mode stays silent) so that hook configurations
+written today keep working, doing nothing, until the real command replaces the stub.
+"""
+
+from __future__ import annotations
+
+import click
+
+from habitus.errors import HabitusError
+from habitus.options import harness_option
+
+
+def _stub(name: str, summary: str) -> click.Command:
+    @click.command(name=name, context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+    @harness_option
+    @click.pass_context
+    def command(ctx: click.Context, harness: str | None) -> None:
+        raise HabitusError("not_implemented", f"habitus {name} is not implemented yet")
+
+    command.help = f"{summary}\n\nNot implemented yet: answers the error code not_implemented (exit 1)."
+    command.short_help = summary
+    return command
+
+
+advise = _stub("advise", "Review recent agent work and deliver at most one note.")
+analyze = _stub("analyze", "Propose candidate habits from unread observations.")
+backup = _stub("backup", "Write a consistent backup of the state root.")
+capture = _stub("capture", "Store hook events and transcripts as redacted observations.")
+dedupe = _stub("dedupe", "Find and resolve possible duplicate habits.")
+habit = _stub("habit", "Review habits: list, show, declare, approve, reject, ...")
+memory = _stub("memory", "Retain, recall and retrieve durable memories.")
+restore = _stub("restore", "Restore the state root from a backup.")
+select = _stub("select", "Choose the approved habits that apply to a prompt.")

@@ -1,0 +1,77 @@
+"""The error-code enum and exit statuses: the one place that says what each failure means.
+
+Every failure habitus reports is a `HabitusError` carrying a `code` from `CODES`; the exit status is a
+property of the code, never chosen at the raise site, so the same failure always exits the same way.
+Messages name files and fields, never the values in them (values may be secrets).
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class Exit(IntEnum):
+    OK = 0
+    FAILED = 1  # bad data, I/O, a model that failed
+    USAGE = 2  # bad command line or request
+    REFUSED = 3  # fails closed: newer, corrupt, tampered or stale state
+    BUSY = 75  # a lock was not acquired within --wait (EX_TEMPFAIL)
+    INTERRUPTED = 130  # SIGINT
+
+
+# code -> (exit status, what it means). Documented in the man pages and README; append, never rename.
+CODES: dict[str, tuple[Exit, str]] = {
+    "usage": (Exit.USAGE, "the command line is wrong: unknown option, missing or malformed argument"),
+    "bad_json": (Exit.USAGE, "stdin is not one valid JSON object (or, with --nl, a line is not)"),
+    "bad_utf8": (Exit.USAGE, "stdin is not valid UTF-8"),
+    "bad_request": (Exit.USAGE, "the request is not an object, or a field has the wrong type or value"),
+    "request_too_large": (Exit.USAGE, "the request exceeds the size cap (8 MiB per object)"),
+    "unknown_key": (Exit.USAGE, "the configuration key does not exist"),
+    "invalid_value": (Exit.USAGE, "the value is not valid for that configuration key"),
+    "not_found": (Exit.FAILED, "the named record, file or id does not exist"),
+    "io_error": (Exit.FAILED, "a file could not be read or written"),
+    "not_implemented": (Exit.FAILED, "the command is not implemented yet"),
+    "model_error": (Exit.FAILED, "a configured language model failed, timed out or answered invalidly"),
+    "issues_found": (Exit.FAILED, "a report-only check found issues (the report is on stdout)"),
+    "failed": (Exit.FAILED, "an unexpected internal error"),
+    "schema_newer": (Exit.REFUSED, "the state was written by a newer habitus; it is left untouched"),
+    "schema_unknown": (Exit.REFUSED, "the state's schema history is not one this habitus knows"),
+    "schema_outdated": (Exit.REFUSED, "a read-only command found a schema that needs migrating first"),
+    "state_corrupt": (Exit.REFUSED, "a state file is corrupt or unreadable as what it should be"),
+    "checksum_mismatch": (Exit.REFUSED, "a stored row or file does not match its checksum (tampered?)"),
+    "config_invalid": (Exit.REFUSED, "config.toml cannot be parsed or holds an invalid value"),
+    "symlink_refused": (Exit.REFUSED, "a state file or folder is a symbolic link"),
+    "stale": (Exit.REFUSED, "what was reviewed changed since; review it again"),
+    "refused": (Exit.REFUSED, "refused by policy: law, a pending duplicate, or a safety rule"),
+    "state_locked": (Exit.BUSY, "another process holds the lock; retry or raise --wait"),
+    "interrupted": (Exit.INTERRUPTED, "interrupted by a signal"),
+}
+
+
+class HabitusError(Exception):
+    """A failure with a documented code. Domain code raises it; `cli` turns it into exit + error object."""
+
+    def __init__(self, code: str, message: str, hint: str | None = None, **details: object) -> None:
+        if code not in CODES:
+            raise ValueError(f"undocumented error code {code!r}")
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.hint = hint
+        self.details = details
+
+    @property
+    def exit(self) -> int:
+        return int(CODES[self.code][0])
+
+    def as_object(self) -> dict[str, object]:
+        body: dict[str, object] = {"code": self.code, "message": self.message, "exit": self.exit}
+        if self.hint:
+            body["hint"] = self.hint
+        body.update(self.details)
+        return {"error": body}
+
+
+def bad_request(field: str, expected: str) -> HabitusError:
+    """A request field has the wrong type or value. Names the field path, never the value."""
+    return HabitusError("bad_request", f"request.{field}: {expected}")

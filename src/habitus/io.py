@@ -1,0 +1,152 @@
+"""JSON in, JSON out: reading requests, writing results and errors, and the canonical encoding.
+
+This is the only module that talks to orjson. `canonical()` is a contract: sorted keys, compact,
+UTF-8, no trailing newline. Every checksum and dedupe key in habitus is SHA-256 over it, so changing
+it would invalidate stored state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from collections.abc import Iterator
+from typing import IO, Any
+
+import orjson
+
+from habitus.errors import HabitusError
+
+MAX_REQUEST_BYTES = 8 * 1024 * 1024  # per object (per line with --nl)
+RESULT_VERSION = 1
+
+
+def canonical(obj: Any) -> bytes:
+    """The canonical JSON bytes of obj: sorted keys at every depth, compact separators."""
+    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+
+
+def checksum(obj: Any) -> str:
+    """SHA-256 hex digest of `canonical(obj)`."""
+    return hashlib.sha256(canonical(obj)).hexdigest()
+
+
+def dumps(obj: Any) -> bytes:
+    return orjson.dumps(obj)
+
+
+def loads(data: bytes | str) -> Any:
+    return orjson.loads(data)
+
+
+def parse_object(data: bytes, what: str = "stdin") -> dict[str, Any]:
+    """Decode one JSON object, with an error code that says exactly what is wrong."""
+    if len(data) > MAX_REQUEST_BYTES:
+        raise HabitusError(
+            "request_too_large",
+            f"{what}: request is larger than {MAX_REQUEST_BYTES} bytes",
+            hint="split the input or pass a file path instead of its contents",
+        )
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise HabitusError("bad_utf8", f"{what}: invalid UTF-8 at byte {exc.start}") from None
+    if not data.strip():
+        return {}
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        # orjson's message quotes no input, only the position.
+        raise HabitusError("bad_json", f"{what}: not valid JSON ({exc.msg} at char {exc.pos})") from None
+    if not isinstance(obj, dict):
+        raise HabitusError("bad_request", f"{what}: expected a JSON object, got {type(obj).__name__}")
+    return obj
+
+
+def _stdin() -> IO[bytes] | None:
+    stream = sys.stdin
+    if stream is None:
+        return None
+    try:
+        if stream.isatty():
+            return None
+    except (ValueError, OSError):
+        return None
+    return getattr(stream, "buffer", stream)
+
+
+def read_request() -> dict[str, Any]:
+    """Read one request object from stdin. Empty stdin or a terminal means `{}`.
+
+    At most MAX_REQUEST_BYTES + 1 bytes are read, so an oversized input is refused without
+    holding it in memory.
+    """
+    stream = _stdin()
+    if stream is None:
+        return {}
+    data = stream.read(MAX_REQUEST_BYTES + 1)
+    return parse_object(data or b"")
+
+
+def read_requests(nl: bool) -> Iterator[dict[str, Any]]:
+    """Yield request objects: one from the whole of stdin, or one per non-blank line with --nl."""
+    if not nl:
+        yield read_request()
+        return
+    stream = _stdin()
+    if stream is None:
+        return
+    for number, line in enumerate(_bounded_lines(stream), start=1):
+        if line.strip():
+            yield parse_object(line, what=f"stdin line {number}")
+
+
+def _bounded_lines(stream: IO[bytes]) -> Iterator[bytes]:
+    while True:
+        line = stream.readline(MAX_REQUEST_BYTES + 1)
+        if not line:
+            return
+        if len(line) > MAX_REQUEST_BYTES and not line.endswith(b"\n"):
+            raise HabitusError("request_too_large", f"stdin: a line is longer than {MAX_REQUEST_BYTES} bytes")
+        yield line
+
+
+def write_result(result: dict[str, Any], *, pretty: bool = False) -> None:
+    """Write one result object (with `"v": 1` first) and a newline to stdout, then flush."""
+    body = {"v": RESULT_VERSION, **{k: v for k, v in result.items() if k != "v"}}
+    option = orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS
+    if pretty:
+        option |= orjson.OPT_INDENT_2
+    out = getattr(sys.stdout, "buffer", None)
+    data = orjson.dumps(body, option=option)
+    if out is None:
+        sys.stdout.write(data.decode())
+        sys.stdout.flush()
+    else:
+        out.write(data)
+        out.flush()
+
+
+def write_raw(obj: dict[str, Any]) -> None:
+    """Write a harness-protocol object verbatim (no `v`): hook output belongs to the harness's format."""
+    out = getattr(sys.stdout, "buffer", None)
+    data = orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
+    if out is None:
+        sys.stdout.write(data.decode())
+        sys.stdout.flush()
+    else:
+        out.write(data)
+        out.flush()
+
+
+def emit_error(error: HabitusError) -> None:
+    """One JSON line on stderr. Never raises: a closed stderr must not turn into a traceback."""
+    try:
+        err = getattr(sys.stderr, "buffer", None)
+        data = orjson.dumps(error.as_object(), option=orjson.OPT_APPEND_NEWLINE)
+        if err is None:
+            sys.stderr.write(data.decode())
+        else:
+            err.write(data)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass

@@ -1,0 +1,62 @@
+"""Option decorators shared by every command, so each flag means the same thing everywhere."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from habitus.state.root import StateRoot
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+HARNESSES = ("claude-code", "codex", "gemini", "pi", "generic")
+DEFAULT_WAIT = 5.0
+
+
+def _root(ctx: click.Context, param: click.Parameter, value: str | None) -> StateRoot:
+    return StateRoot.at(value)
+
+
+def state_options(f: F) -> F:
+    """--root and --wait: which state root, and how long to wait for a busy lock."""
+    f = click.option(
+        "--wait",
+        type=click.FloatRange(0, 3600),
+        default=DEFAULT_WAIT,
+        show_default=True,
+        metavar="SECONDS",
+        help="Seconds to wait for a lock held by another process before exiting 75.",
+    )(f)
+    f = click.option(
+        "--root",
+        "root",
+        metavar="DIR",
+        callback=_root,
+        help="State root (default: $HABITUS_HOME, else $XDG_DATA_HOME/habitus, else ~/.local/share/habitus).",
+    )(f)
+    return f
+
+
+def output_options(f: F) -> F:
+    """--pretty: indent the JSON result for people."""
+    return click.option("--pretty", is_flag=True, help="Indent the JSON result for reading.")(f)
+
+
+def stream_options(f: F) -> F:
+    """--nl: one request per input line, one result per output line."""
+    return click.option(
+        "--nl", is_flag=True, help="Stream: read one JSON object per line and write one result per line."
+    )(f)
+
+
+def harness_option(f: F) -> F:
+    """--harness NAME: hook mode (the harness's protocol in and out; failures exit 0 silently)."""
+    return click.option(
+        "--harness",
+        type=click.Choice(HARNESSES),
+        default=None,
+        help="Hook mode: speak this harness's hook protocol; on failure exit 0 with no output "
+        "and log the error to <root>/errors.jsonl.",
+    )(f)

@@ -1,0 +1,263 @@
+"""SQLite stores: lazy connections, WAL, busy timeout, foreign keys, ordered migrations, fail-closed opens.
+
+A store is a file plus an ordered list of migrations. Its schema version is `PRAGMA user_version`
+(= number of migrations applied); the names of applied migrations are recorded in
+`schema_migrations` and must match this program's list. The version is read before anything writes:
+
+- newer than this program knows -> `schema_newer` (exit 3), file never touched;
+- a history we do not recognise -> `schema_unknown` (exit 3);
+- not a database / malformed -> `state_corrupt` (exit 3).
+
+Read-only opens (`open_read`) never create a file and never migrate: a store that needs migrating
+answers `schema_outdated` (exit 3) until a writing command upgrades it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+import urllib.parse
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from habitus.errors import HabitusError
+from habitus.state import files
+
+
+@dataclass(frozen=True)
+class Migration:
+    name: str
+    apply: Callable[[sqlite3.Connection], None]
+
+
+def sql_migration(name: str, script: str) -> Migration:
+    """A migration made of plain SQL statements (run one by one inside the migration's transaction)."""
+
+    def apply(conn: sqlite3.Connection) -> None:
+        for statement in _split_sql(script):
+            conn.execute(statement)
+
+    return Migration(name, apply)
+
+
+def _split_sql(script: str) -> list[str]:
+    statements, buffer = [], ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip():
+                statements.append(buffer.strip())
+            buffer = ""
+    if buffer.strip():
+        raise ValueError("incomplete SQL statement in migration")
+    return statements
+
+
+def translate(exc: sqlite3.Error, path: Path) -> HabitusError:
+    """Map a sqlite3 error to a documented code: busy -> 75, corrupt -> 3, else I/O (1)."""
+    text = str(exc).lower()
+    if "locked" in text or "busy" in text:
+        return HabitusError(
+            "state_locked", f"{path} is busy (another writer)", hint="retry, or pass a larger --wait"
+        )
+    if "not a database" in text or "malformed" in text or "corrupt" in text or "file is encrypted" in text:
+        return HabitusError("state_corrupt", f"{path} is not a valid SQLite database or is damaged")
+    if "readonly" in text or "read-only" in text:
+        return HabitusError("io_error", f"{path}: database is read-only")
+    return HabitusError("io_error", f"{path}: {exc}")
+
+
+class Store:
+    """One SQLite file with its migrations. Opens nothing until asked."""
+
+    def __init__(self, path: Path, migrations: Sequence[Migration], *, label: str, wait: float = 5.0) -> None:
+        self.path = Path(path)
+        self.migrations = tuple(migrations)
+        self.label = label
+        self.wait = wait
+        names = [m.name for m in self.migrations]
+        if len(set(names)) != len(names):
+            raise ValueError(f"duplicate migration names in {label}")
+
+    @property
+    def current_version(self) -> int:
+        return len(self.migrations)
+
+    # -- inspection (never writes) ------------------------------------------------------------
+
+    def exists(self) -> bool:
+        files.refuse_symlink(self.path)
+        return self.path.is_file()
+
+    def inspect(self) -> int | None:
+        """The schema version on disk (None when absent), after the same fail-closed checks as an
+        open: newer, unknown history or corrupt raise. An outdated version is returned, not refused."""
+        if not self.exists():
+            return None
+        conn = self._connect_ro()
+        try:
+            version = self._read_version(conn)
+            self._check_version(conn, version, writable=True)
+            return version
+        finally:
+            conn.close()
+
+    # -- opening ------------------------------------------------------------------------------
+
+    def open_read(self) -> sqlite3.Connection | None:
+        """A read-only connection, or None when the store does not exist. Never creates or migrates."""
+        if not self.exists():
+            return None
+        conn = self._connect_ro()
+        try:
+            version = self._read_version(conn)
+            self._check_version(conn, version, writable=False)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def open_write(self) -> sqlite3.Connection:
+        """A read-write connection on an up-to-date schema, creating the file (0600) if needed."""
+        files.ensure_dir(self.path.parent)
+        files.create_private(self.path)
+        conn = self._connect_rw()
+        try:
+            version = self._read_version(conn)
+            self._check_version(conn, version, writable=True)
+            self._pragma(conn, "PRAGMA journal_mode=WAL")
+            if version < self.current_version:
+                self._migrate(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    # -- transactions -------------------------------------------------------------------------
+
+    @contextmanager
+    def write(self, conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+        """A `BEGIN IMMEDIATE` transaction: committed on success, rolled back on any exception."""
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path) from None
+        try:
+            yield conn
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise translate(exc, self.path) from None
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _connect_rw(self) -> sqlite3.Connection:
+        files.refuse_symlink(self.path)
+        try:
+            conn = sqlite3.connect(
+                self.path, timeout=self.wait, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path) from None
+        self._configure(conn)
+        return conn
+
+    def _connect_ro(self) -> sqlite3.Connection:
+        files.refuse_symlink(self.path)
+        uri = "file:" + urllib.parse.quote(str(self.path)) + "?mode=ro"
+        try:
+            conn = sqlite3.connect(
+                uri, uri=True, timeout=self.wait, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path) from None
+        self._configure(conn)
+        return conn
+
+    def _configure(self, conn: sqlite3.Connection) -> None:
+        conn.row_factory = sqlite3.Row
+        # Connection-level settings only: none of these writes to the file.
+        self._pragma(conn, f"PRAGMA busy_timeout={int(self.wait * 1000)}")
+        self._pragma(conn, "PRAGMA foreign_keys=ON")
+        self._pragma(conn, "PRAGMA synchronous=FULL")
+        self._pragma(conn, "PRAGMA trusted_schema=OFF")
+
+    def _pragma(self, conn: sqlite3.Connection, statement: str) -> list[sqlite3.Row]:
+        try:
+            return conn.execute(statement).fetchall()
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path) from None
+
+    def _read_version(self, conn: sqlite3.Connection) -> int:
+        # Reading the header is what detects a non-database file.
+        rows = self._pragma(conn, "PRAGMA user_version")
+        return int(rows[0][0])
+
+    def _check_version(self, conn: sqlite3.Connection, version: int, *, writable: bool) -> None:
+        if version > self.current_version:
+            raise HabitusError(
+                "schema_newer",
+                f"{self.path} has schema version {version}; this habitus knows up to {self.current_version}",
+                hint="upgrade habitus; the file was left untouched",
+            )
+        if version > 0:
+            self._check_history(conn, version)
+        if version < self.current_version and not writable:
+            raise HabitusError(
+                "schema_outdated",
+                f"{self.path} has schema version {version} and needs migrating to {self.current_version}",
+                hint="run any command that writes to it (for example `habitus habit list` after an upgrade)",
+            )
+
+    def _check_history(self, conn: sqlite3.Connection, version: int) -> None:
+        try:
+            rows = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
+        except sqlite3.Error as exc:
+            if "no such table" in str(exc).lower():
+                raise HabitusError("schema_unknown", f"{self.path} has no migration history") from None
+            raise translate(exc, self.path) from None
+        expected = [(i + 1, m.name) for i, m in enumerate(self.migrations[:version])]
+        if [(int(r[0]), str(r[1])) for r in rows] != expected:
+            raise HabitusError(
+                "schema_unknown",
+                f"{self.path}: its migration history does not match this habitus",
+                hint="the file was written by a different program or version; it was left untouched",
+            )
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        """Apply pending migrations, each in its own BEGIN IMMEDIATE transaction with its record."""
+        while True:
+            with self.write(conn):
+                version = self._read_version(conn)  # another process may have migrated meanwhile
+                self._check_version(conn, version, writable=True)
+                if version >= self.current_version:
+                    return
+                if version == 0:
+                    conn.execute(
+                        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                        " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT"
+                    )
+                migration = self.migrations[version]
+                try:
+                    migration.apply(conn)
+                except sqlite3.Error as exc:
+                    raise translate(exc, self.path) from None
+                conn.execute(
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                    (version + 1, migration.name, utc_now()),
+                )
+                conn.execute(f"PRAGMA user_version={version + 1}")
+
+
+def utc_now() -> str:
+    """ISO-8601 UTC with milliseconds, e.g. 2026-11-30T22:44:34.123Z."""
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"

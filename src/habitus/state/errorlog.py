@@ -1,0 +1,51 @@
+"""errors.jsonl: where hook-mode failures go, since a hook must not print or block on failure.
+
+Bounded: past MAX_BYTES the file is rotated to errors.jsonl.1 (one old generation is kept).
+Entries carry the error code and message only: never the request, a prompt or a secret.
+"""
+
+from __future__ import annotations
+
+import os
+
+import orjson
+
+from habitus.errors import HabitusError
+from habitus.state import files
+from habitus.state.db import utc_now
+from habitus.state.root import StateRoot
+
+MAX_BYTES = 256 * 1024
+
+
+def append(root: StateRoot, error: HabitusError, *, command: str, harness: str | None) -> None:
+    root.ensure()
+    path = root.errors
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            os.replace(path, path.with_name(path.name + ".1"))
+    except FileNotFoundError:
+        pass
+    entry = {
+        "at": utc_now(),
+        "command": command,
+        "harness": harness,
+        "code": error.code,
+        "exit": error.exit,
+        "message": error.message[:1000],
+    }
+    fd = files.open_private(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    try:
+        os.write(fd, orjson.dumps(entry, option=orjson.OPT_APPEND_NEWLINE))
+    finally:
+        os.close(fd)
+
+
+def count(root: StateRoot) -> int:
+    """Number of logged failures in the current errors.jsonl (0 when absent)."""
+    files.refuse_symlink(root.errors)
+    try:
+        with open(root.errors, "rb") as handle:
+            return sum(1 for line in handle if line.strip())
+    except FileNotFoundError:
+        return 0

@@ -1,0 +1,161 @@
+"""Private files: 0600 files in 0700 folders, no symlinks, atomic replacement.
+
+Every state file habitus writes goes through here, so permissions and symlink refusal hold everywhere
+whatever the umask is.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+import stat
+from pathlib import Path
+
+from habitus.errors import HabitusError
+
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+
+
+def refuse_symlink(path: Path) -> None:
+    """Raise `symlink_refused` when path exists as a symbolic link."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise HabitusError("io_error", f"{path}: {exc.strerror}") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise HabitusError(
+            "symlink_refused",
+            f"{path} is a symbolic link; habitus refuses to follow links inside its state",
+            hint="replace the link with a regular file or folder",
+        )
+
+
+def ensure_dir(path: Path) -> Path:
+    """Create path (and any missing parents) as 0700 folders; refuse a symlinked folder.
+
+    Existing folders inside the state root are tightened to 0700 rather than trusted as they are.
+    """
+    path = Path(path)
+    missing: list[Path] = []
+    probe = path
+    while not probe.exists() and not probe.is_symlink():
+        missing.append(probe)
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, DIR_MODE)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise HabitusError("io_error", f"{folder}: cannot create folder: {exc.strerror}") from None
+    refuse_symlink(path)
+    if not path.is_dir():
+        raise HabitusError("io_error", f"{path}: exists and is not a folder")
+    _tighten(path, DIR_MODE)
+    return path
+
+
+def _tighten(path: Path, mode: int) -> None:
+    try:
+        st = os.stat(path, follow_symlinks=False)
+        if stat.S_IMODE(st.st_mode) != mode and st.st_uid == os.getuid():
+            os.chmod(path, mode)
+    except OSError:
+        pass
+
+
+def open_private(path: Path, flags: int) -> int:
+    """os.open that never follows a final symlink and creates files 0600 regardless of umask."""
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise HabitusError(
+                "symlink_refused", f"{path} is a symbolic link; habitus refuses to follow it"
+            ) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if stat.S_IMODE(st.st_mode) != FILE_MODE and st.st_uid == os.getuid():
+            os.fchmod(fd, FILE_MODE)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def create_private(path: Path) -> bool:
+    """Create an empty 0600 file if it does not exist. Returns True when this call created it."""
+    try:
+        fd = open_private(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    except FileExistsError:
+        refuse_symlink(path)
+        return False
+    os.close(fd)
+    return True
+
+
+def read_bytes(path: Path, max_bytes: int) -> bytes:
+    """Read a private file, refusing symlinks and anything larger than max_bytes."""
+    fd = open_private(path, os.O_RDONLY)
+    try:
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(max_bytes + 1)
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        raise HabitusError("state_corrupt", f"{path}: larger than {max_bytes} bytes")
+    return data
+
+
+def fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace path with data so that readers see the old or the new file, never a mix.
+
+    Temp file in the same folder (0600, O_EXCL), fsync, rename over the target, fsync the folder.
+    """
+    path = Path(path)
+    refuse_symlink(path)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
+    fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    try:
+        with os.fdopen(fd, "wb", closefd=False) as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:
+        os.close(fd)
+        _unlink_quietly(tmp)
+        raise
+    os.close(fd)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+    fsync_dir(path.parent)
+
+
+def _unlink_quietly(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

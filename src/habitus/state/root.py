@@ -1,0 +1,84 @@
+"""The state root: where one human's habitus state lives, and the names of everything in it.
+
+Resolution order: `--root`, then `HABITUS_HOME`, then `$XDG_DATA_HOME/habitus`, then
+`~/.local/share/habitus`. Resolving never creates anything; `ensure()` does, with 0700 folders.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from habitus.errors import HabitusError
+from habitus.state import files
+
+
+def resolve(option: str | os.PathLike[str] | None = None) -> Path:
+    """The absolute state-root path for this invocation (symlinks in the path are kept as given)."""
+    raw: str | os.PathLike[str] | None = option or os.environ.get("HABITUS_HOME") or None
+    if raw is None:
+        xdg = os.environ.get("XDG_DATA_HOME", "")
+        # The XDG spec says relative values are invalid and must be ignored.
+        base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "share"
+        raw = base / "habitus"
+    path = Path(raw).expanduser()
+    if not path.is_absolute():
+        path = Path(os.path.abspath(path))
+    if str(path) == "/":
+        raise HabitusError("usage", "the state root cannot be /")
+    return path
+
+
+@dataclass(frozen=True)
+class StateRoot:
+    path: Path
+
+    @classmethod
+    def at(cls, option: str | os.PathLike[str] | None = None) -> StateRoot:
+        return cls(resolve(option))
+
+    # Names of everything in the root (DESIGN.md section 3).
+    @property
+    def config(self) -> Path:
+        return self.path / "config.toml"
+
+    @property
+    def ledger(self) -> Path:
+        return self.path / "ledger.sqlite"
+
+    @property
+    def memory(self) -> Path:
+        return self.path / "memory.sqlite"
+
+    @property
+    def observations(self) -> Path:
+        return self.path / "observations"
+
+    @property
+    def law(self) -> Path:
+        return self.path / "law.md"
+
+    @property
+    def models(self) -> Path:
+        return self.path / "models"
+
+    @property
+    def errors(self) -> Path:
+        return self.path / "errors.jsonl"
+
+    @property
+    def locks(self) -> Path:
+        return self.path / "locks"
+
+    def exists(self) -> bool:
+        return self.path.is_dir()
+
+    def ensure(self) -> Path:
+        """Create the root folder (0700) if needed and return its path."""
+        return files.ensure_dir(self.path)
+
+    def ensure_sub(self, name: str) -> Path:
+        self.ensure()
+        sub = self.path / name
+        return files.ensure_dir(sub)

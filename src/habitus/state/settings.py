@@ -1,0 +1,184 @@
+"""Every setting habitus reads, its type, default, bounds and meaning: the one place defaults live.
+
+`config.toml` holds only what the user changed. A key whose table is `models.*` is a wildcard: any
+`[models.NAME]` table is validated against the `models.*.FIELD` entries.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+
+
+@dataclass(frozen=True)
+class Setting:
+    key: str
+    kind: type  # bool, int, str or list (of str)
+    default: Any
+    help: str
+    choices: tuple[Any, ...] | None = None
+    minimum: int | None = None
+    maximum: int | None = None
+    pattern: re.Pattern[str] | None = None
+
+    def check(self, value: Any) -> str | None:
+        """None when value is valid, else a description of what is expected (never echoing value)."""
+        if self.kind is bool:
+            if not isinstance(value, bool):
+                return "expected true or false"
+        elif self.kind is int:
+            if isinstance(value, bool) or not isinstance(value, int):
+                return "expected an integer"
+            if self.minimum is not None and value < self.minimum:
+                return f"expected an integer >= {self.minimum}"
+            if self.maximum is not None and value > self.maximum:
+                return f"expected an integer <= {self.maximum}"
+        elif self.kind is str:
+            if not isinstance(value, str):
+                return "expected a string"
+            if self.pattern is not None and value and not self.pattern.match(value):
+                return f"expected a string matching {self.pattern.pattern}"
+        elif self.kind is list and (
+            not isinstance(value, list) or not all(isinstance(v, str) for v in value)
+        ):
+            return "expected a list of strings"
+        if self.choices is not None and value not in self.choices:
+            return "expected one of " + ", ".join(_show(c) for c in self.choices)
+        return None
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+SETTINGS: tuple[Setting, ...] = (
+    # capture
+    Setting(
+        "capture.enabled", bool, False, "Store observations from hooks and transcripts (off until enabled)."
+    ),
+    Setting(
+        "capture.retention_days",
+        int,
+        7,
+        "Days an analysed observation generation is kept in archive/ before it expires.",
+        choices=(7, 14, 30),
+    ),
+    # analyze
+    Setting(
+        "analyze.model",
+        str,
+        "",
+        "Name of a [models.NAME] table to analyze with; empty means the local, offline analyzer.",
+        pattern=NAME_RE,
+    ),
+    Setting(
+        "analyze.batch_max_records", int, 200, "Most observations per analyze batch.", minimum=1, maximum=500
+    ),
+    Setting(
+        "analyze.batch_max_bytes",
+        int,
+        80_000,
+        "Most bytes of observations per analyze batch.",
+        minimum=65_537,
+        maximum=2_000_000,
+    ),
+    # embeddings
+    Setting(
+        "embed.model",
+        str,
+        "default",
+        "Embedding model id: 'default' or a name added with `habitus model add`.",
+    ),
+    # select
+    Setting("select.enabled", bool, True, "Answer select calls (false: select always returns no habits)."),
+    Setting(
+        "select.judge",
+        str,
+        "local",
+        "'local' for the offline judge, or 'model:NAME' for a configured language model.",
+        pattern=re.compile(r"^(local|model:[a-z][a-z0-9_-]{0,31})$"),
+    ),
+    Setting("select.max_habits", int, 3, "Most habits injected for one prompt.", minimum=0, maximum=3),
+    # dedupe
+    Setting(
+        "dedupe.review_bp",
+        int,
+        0,
+        "Similarity (bp) from which two habits are a possible duplicate; 0 = calibrated default.",
+        minimum=0,
+        maximum=10_000,
+    ),
+    Setting(
+        "dedupe.strong_bp",
+        int,
+        0,
+        "Similarity (bp) from which two habits are a strong duplicate; 0 = calibrated default.",
+        minimum=0,
+        maximum=10_000,
+    ),
+    # memory
+    Setting(
+        "memory.index_budget",
+        int,
+        2000,
+        "Characters of memory index injected into a session.",
+        minimum=0,
+        maximum=100_000,
+    ),
+    # advise
+    Setting("advise.enabled", bool, False, "Run advise reviews from hooks (off until enabled)."),
+    Setting(
+        "advise.model",
+        str,
+        "",
+        "Name of a [models.NAME] table used as the model reviewer; empty = local reviewer only.",
+        pattern=NAME_RE,
+    ),
+    # language models: [models.NAME]
+    Setting(
+        "models.*.kind",
+        str,
+        "openai",
+        "Provider kind: openai (any OpenAI-compatible chat endpoint), anthropic, or command.",
+        choices=("openai", "anthropic", "command"),
+    ),
+    Setting("models.*.url", str, "", "Endpoint base URL (openai, anthropic)."),
+    Setting("models.*.model", str, "", "Model name sent to the endpoint."),
+    Setting(
+        "models.*.api_key_env",
+        str,
+        "",
+        "Name of the environment variable that holds the API key (the key itself never goes in this file).",
+        pattern=ENV_NAME_RE,
+    ),
+    Setting("models.*.command", list, [], "Program and arguments for kind=command; request JSON on stdin."),
+    Setting(
+        "models.*.timeout_s", int, 60, "Seconds before a model call is abandoned.", minimum=1, maximum=600
+    ),
+    Setting(
+        "models.*.max_response_bytes",
+        int,
+        200_000,
+        "Largest model answer accepted.",
+        minimum=1_024,
+        maximum=10_000_000,
+    ),
+)
+
+BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
+
+
+def lookup(key: str) -> Setting | None:
+    """The setting for a dotted key, resolving `models.NAME.FIELD` through the `models.*` wildcard."""
+    if key in BY_KEY:
+        return BY_KEY[key]
+    parts = key.split(".")
+    if len(parts) == 3 and parts[0] == "models" and NAME_RE.match(parts[1]):
+        return BY_KEY.get(f"models.*.{parts[2]}")
+    return None

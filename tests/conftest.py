@@ -1,0 +1,89 @@
+"""Shared test helpers: an isolated state root per test, and one way to run a command."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from habitus.cli import root as cli_root
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("HABITUS_SHARED", REPO.parent / "shared"))
+BIN = Path(sys.executable).parent  # the venv's bin/, where the console script lives
+
+needs_shared = pytest.mark.skipif(
+    not SHARED.is_dir(), reason="../shared is absent (real fixtures live there)"
+)
+
+
+@pytest.fixture(autouse=True)
+def state_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own HABITUS_HOME; nothing touches the real home."""
+    home = tmp_path / "state"
+    monkeypatch.setenv("HABITUS_HOME", str(home))
+    monkeypatch.delenv("HABITUS_DEBUG", raising=False)
+    return home
+
+
+@dataclass
+class Run:
+    exit: int
+    stdout: bytes
+    stderr: bytes
+
+    @property
+    def result(self) -> dict[str, Any]:
+        assert self.stdout, f"no stdout (exit {self.exit}); stderr: {self.stderr!r}"
+        lines = self.stdout.splitlines()
+        assert len(lines) == 1, f"expected one result line, got {len(lines)}"
+        return orjson.loads(lines[0])
+
+    @property
+    def results(self) -> list[dict[str, Any]]:
+        return [orjson.loads(line) for line in self.stdout.splitlines() if line.strip()]
+
+    @property
+    def error(self) -> dict[str, Any]:
+        lines = [line for line in self.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1, f"expected one error line on stderr, got {self.stderr!r}"
+        body = orjson.loads(lines[0])["error"]
+        assert body["exit"] == self.exit
+        return body
+
+
+def run(args: list[str], request: Any = None, *, stdin: bytes | None = None) -> Run:
+    """Run a habitus command in process (CliRunner) with a JSON request or raw stdin bytes."""
+    if stdin is None:
+        stdin = b"" if request is None else orjson.dumps(request)
+    outcome = CliRunner().invoke(cli_root, args, input=stdin, catch_exceptions=False)
+    return Run(outcome.exit_code, outcome.stdout_bytes, outcome.stderr_bytes)
+
+
+def run_process(
+    args: list[str],
+    request: Any = None,
+    *,
+    stdin: bytes | None = None,
+    timeout: float = 60,
+    env: dict[str, str] | None = None,
+) -> Run:
+    """Run the installed `habitus` console script as a real subprocess."""
+    if stdin is None:
+        stdin = b"" if request is None else orjson.dumps(request)
+    done = subprocess.run(
+        [str(BIN / "habitus"), *args],
+        input=stdin,
+        capture_output=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+    return Run(done.returncode, done.stdout, done.stderr)

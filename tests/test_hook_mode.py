@@ -1,0 +1,53 @@
+"""Hook mode: a failure exits 0 with no output and is logged, bounded, to errors.jsonl."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+
+from conftest import run
+from habitus.errors import HabitusError
+from habitus.state import errorlog
+from habitus.state.root import StateRoot
+
+
+def test_failure_in_hook_mode_is_silent_and_logged(state_root: Path) -> None:
+    out = run(["capture", "--harness", "claude-code"], {"hook_event_name": "Stop"})
+    assert out.exit == 0
+    assert out.stdout == b"" and out.stderr == b""
+    entries = [orjson.loads(line) for line in (state_root / "errors.jsonl").read_bytes().splitlines()]
+    assert len(entries) == 1
+    assert entries[0]["code"] == "not_implemented"
+    assert entries[0]["harness"] == "claude-code"
+    assert entries[0]["command"] == "capture"
+
+
+def test_bad_json_in_hook_mode_never_exits_2(state_root: Path) -> None:
+    out = run(["capture", "--harness", "codex"], stdin=b"{not json")
+    assert out.exit == 0
+    assert out.stdout == b""
+
+
+def test_usage_error_in_hook_mode_never_exits_2(state_root: Path) -> None:
+    out = run(["config", "get", "--harness=pi", "--bogus"])
+    assert out.exit == 0
+    assert out.stdout == b""
+    assert orjson.loads((state_root / "errors.jsonl").read_bytes().splitlines()[0])["code"] == "usage"
+
+
+def test_same_failure_without_hook_mode_is_loud(state_root: Path) -> None:
+    out = run(["capture"])
+    assert out.exit == 1
+    assert out.error["code"] == "not_implemented"
+    assert not (state_root / "errors.jsonl").exists()
+
+
+def test_error_log_is_bounded(state_root: Path) -> None:
+    root = StateRoot(state_root)
+    error = HabitusError("io_error", "x" * 900)
+    for _ in range(400):
+        errorlog.append(root, error, command="capture", harness="generic")
+    assert (state_root / "errors.jsonl").stat().st_size <= errorlog.MAX_BYTES + 2048
+    assert (state_root / "errors.jsonl.1").exists()
+    assert errorlog.count(root) >= 1
