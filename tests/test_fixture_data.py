@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from datetime import UTC, datetime
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ import pytest
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SELECT = FIXTURES / "select"
+ANALYZE = FIXTURES / "analyze"
 
 # Minimum number of cases per category; `expected` must be empty for the categories in NEVER_APPLIES.
 MINIMUMS = {
@@ -33,6 +36,9 @@ MINIMUMS = {
 NEVER_APPLIES = {"negation", "quotation", "meta", "hypothetical", "unrelated"}
 ALWAYS_APPLIES = {"applies", "paraphrase", "mixed"}
 CASE_KEYS = {"id", "prompt", "context", "expected", "category"}
+OBSERVATION_KEYS = {"user", "assistant", "session", "at"}
+HABIT_LABEL_KEYS = {"condition", "behavior", "polarity", "stage", "friction", "evidence_ats", "keywords"}
+FACT_LABEL_KEYS = {"content", "kind", "evidence_ats", "keywords"}
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -43,6 +49,36 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
         assert isinstance(row, dict), f"{path.name}:{number} is not an object"
         rows.append(row)
     return rows
+
+
+def parse_at(value: str) -> datetime:
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", value), f"not a UTC timestamp: {value!r}"
+    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+
+
+def keywords_match(keywords: list[str], text: str) -> bool:
+    """The documented rule: every keyword has one `|`-separated alternative in the text (case-insensitive)."""
+    text = text.lower()
+    return all(any(alt in text for alt in keyword.split("|")) for keyword in keywords)
+
+
+def check_conversation(rows: list[dict[str, Any]], name: str) -> dict[str, dict[str, Any]]:
+    """Observations have exactly the generic keys, unique ascending UTC timestamps; returns them by `at`."""
+    assert rows, name
+    ats = []
+    for row in rows:
+        assert set(row) == OBSERVATION_KEYS, f"{name}: keys {sorted(row)}"
+        assert all(isinstance(row[k], str) and row[k].strip() for k in OBSERVATION_KEYS), name
+        assert len(row["user"]) <= 2000 and len(row["assistant"]) <= 2000, name
+        ats.append(parse_at(row["at"]))
+    assert ats == sorted(ats) and len(set(ats)) == len(ats), f"{name}: timestamps not unique and ascending"
+    assert len({at.date() for at in ats}) >= 2, f"{name}: spans a single day"
+    return {row["at"]: row for row in rows}
+
+
+def meets_gate(ats: list[str]) -> bool:
+    """DESIGN section 4: a suggestion needs >= 3 cited observations across >= 2 UTC days."""
+    return len(set(ats)) >= 3 and len({parse_at(at).date() for at in ats}) >= 2
 
 
 @pytest.fixture(scope="module")
@@ -124,6 +160,87 @@ def test_every_habit_is_expected_somewhere(cases: list[dict[str, Any]], habits: 
         assert used[h["id"]] >= 2, f"{h['id']} is expected in fewer than two cases"
 
 
+# ---------------------------------------------------------------------------------------------- analyze
+
+
+@pytest.fixture(scope="module")
+def labels() -> dict[str, Any]:
+    return json.loads((ANALYZE / "labels.json").read_text(encoding="utf-8"))
+
+
+def test_every_conversation_is_labelled(labels: dict[str, Any]) -> None:
+    assert labels["format"] == 1
+    files = [c["file"] for c in labels["conversations"]]
+    assert len(set(files)) == len(files)
+    assert sorted(files) == sorted(p.name for p in ANALYZE.glob("*.jsonl"))
+    assert 6 <= len(files) <= 10
+
+
+def test_analyze_labels_cite_real_observations(labels: dict[str, Any]) -> None:
+    stages: Counter[str] = Counter()
+    for conv in labels["conversations"]:
+        name = conv["file"]
+        by_at = check_conversation(read_jsonl(ANALYZE / name), name)
+        assert set(conv) == {"file", "summary", "habits", "facts", "not_habits"}, name
+        for habit in conv["habits"]:
+            assert set(habit) == HABIT_LABEL_KEYS, name
+            assert habit["condition"].startswith("When ") and habit["behavior"].startswith("Do "), name
+            assert habit["polarity"] in (1, -1) and isinstance(habit["friction"], bool), name
+            assert habit["evidence_ats"] and set(habit["evidence_ats"]) <= set(by_at), (
+                f"{name}: unknown evidence"
+            )
+            # The stage label must follow from the evidence, or the gate figures would be wrong.
+            expected = "reviewable" if meets_gate(habit["evidence_ats"]) else "collecting"
+            assert habit["stage"] == expected, f"{name}: {habit['condition']}"
+            stages[habit["stage"]] += 1
+            assert 1 <= len(habit["keywords"]) <= 4 and all(k == k.lower() and k for k in habit["keywords"])
+            assert keywords_match(habit["keywords"], habit["condition"] + " " + habit["behavior"]), name
+        for fact in conv["facts"]:
+            assert set(fact) == FACT_LABEL_KEYS, name
+            assert fact["kind"] in {"fact", "preference", "decision"}, name
+            assert fact["evidence_ats"] and set(fact["evidence_ats"]) <= set(by_at), name
+            assert keywords_match(fact["keywords"], fact["content"]), name
+        for item in conv["not_habits"]:
+            assert set(item) == {"at", "why"} and item["at"] in by_at, name
+    # Both sides of the evidence gate are represented.
+    assert stages["reviewable"] >= 5 and stages["collecting"] >= 4
+
+
+def test_keyword_rule() -> None:
+    assert keywords_match(["rgb|hex", "theme"], "When defining THEME colours / Do use hex values")
+    assert not keywords_match(["rgb|hex", "theme"], "When defining theme colours / Do use palette indices")
+
+
+# ---------------------------------------------------------------------------------------------- demo
+
+# The demo's learnable habits: >= 3 corrections across >= 2 days each, cited by these timestamps.
+DEMO_RELEASE = ["2026-10-05T10:46:00Z", "2026-10-06T15:18:00Z", "2026-10-07T11:34:00Z"]
+DEMO_READ = ["2026-10-05T09:52:00Z", "2026-10-06T14:31:00Z", "2026-10-07T10:50:00Z"]
+
+
+def demo_rows() -> list[dict[str, Any]]:
+    text = (resources.files("habitus.demo") / "sample_conversation.jsonl").read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def test_demo_sample_shape() -> None:
+    rows = demo_rows()
+    by_at = check_conversation(rows, "sample_conversation.jsonl")
+    assert len({parse_at(at).date() for at in by_at}) >= 3
+    for ats, words in ((DEMO_RELEASE, ("release", "ready")), (DEMO_READ, ("whole file",))):
+        assert meets_gate(ats)
+        for at in ats:
+            user = by_at[at]["user"].lower()
+            assert all(w in user for w in words), at
+            assert re.search(r"\b(no|again|always|i told you)\b", user), at
+    assert any("remember" in r["user"].lower() and "main" in r["user"] for r in rows)
+    # The final session calls the release ready without building or installing the artifact.
+    last = [r for r in rows if r["session"] == rows[-1]["session"]]
+    claim = last[-1]["assistant"].lower()
+    assert "release is ready" in claim
+    assert not re.search(r"wheel|sdist|install|artifact|venv", " ".join(r["assistant"].lower() for r in last))
+
+
 # ---------------------------------------------------------------------------------------------- privacy
 
 SECRET_PATTERNS = {
@@ -141,7 +258,11 @@ SECRET_PATTERNS = {
 
 
 def data_files() -> list[Path]:
-    return sorted(p for p in SELECT.iterdir() if p.suffix in {".jsonl", ".json", ".md"})
+    files = [
+        p for folder in (SELECT, ANALYZE) for p in folder.iterdir() if p.suffix in {".jsonl", ".json", ".md"}
+    ]
+    demo = resources.files("habitus.demo") / "sample_conversation.jsonl"
+    return [*sorted(files), Path(str(demo))]
 
 
 @pytest.mark.parametrize("path", data_files(), ids=lambda p: p.name)
