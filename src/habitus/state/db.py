@@ -98,8 +98,7 @@ class Store:
             return None
         conn = self._connect_ro()
         try:
-            version = self._read_version(conn)
-            self._check_version(conn, version, writable=True)
+            version = self._checked_version(conn, writable=True)
             return version
         finally:
             conn.close()
@@ -112,8 +111,7 @@ class Store:
             return None
         conn = self._connect_ro()
         try:
-            version = self._read_version(conn)
-            self._check_version(conn, version, writable=False)
+            version = self._checked_version(conn, writable=False)
         except BaseException:
             conn.close()
             raise
@@ -125,8 +123,7 @@ class Store:
         files.create_private(self.path)
         conn = self._connect_rw()
         try:
-            version = self._read_version(conn)
-            self._check_version(conn, version, writable=True)
+            version = self._checked_version(conn, writable=True)
             self._pragma(conn, "PRAGMA journal_mode=WAL")
             if version < self.current_version:
                 self._migrate(conn)
@@ -195,6 +192,18 @@ class Store:
             return conn.execute(statement).fetchall()
         except sqlite3.Error as exc:
             raise translate(exc, self.path) from None
+
+    def _checked_version(self, conn: sqlite3.Connection, *, writable: bool) -> int:
+        """Read the version and check the history in one read transaction, so both come from the same
+        snapshot even while another process is migrating."""
+        self._pragma(conn, "BEGIN")
+        try:
+            version = self._read_version(conn)
+            self._check_version(conn, version, writable=writable)
+        finally:
+            if conn.in_transaction:
+                conn.execute("COMMIT")
+        return version
 
     def _read_version(self, conn: sqlite3.Connection) -> int:
         # Reading the header is what detects a non-database file.
