@@ -223,6 +223,8 @@ def test_injection_in_a_key_is_rejected(state_root: Path, monkeypatch: pytest.Mo
         "Do read the full file before editing; the user said so three times.",
         "Do use rgb values, never rgb indices.",
         "When the system tests fail, Do report the failing test names.",
+        "When committing, Do not bypass any pre-commit rules.",
+        "Do not ignore the user's formatting rules.",
     ],
 )
 def test_ordinary_habit_text_is_not_flagged(

@@ -24,8 +24,8 @@ INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     for name, regex in (
         (
             "override_instructions",
-            r"\b(ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}?\b(previous|prior|above|earlier|"
-            r"preceding|all|any|system|original|your)\b[^.\n]{0,30}?\b(instructions?|rules|prompts?|"
+            r"\b(ignore|disregard|forget|override)\b[^.\n]{0,40}?\b(previous|prior|above|earlier|"
+            r"preceding|all|system|original|your)\b[^.\n]{0,30}?\b(instructions?|rules|prompts?|"
             r"messages|directions|guidelines)\b",
         ),
         ("role_tag", r"</?\s*(system|assistant|user|developer|human|instructions?|tool|im_start|im_end)\s*>"),
