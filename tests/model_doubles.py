@@ -145,7 +145,8 @@ class Recorded:
 class ModelServer:
     """A loopback HTTP server playing `replies` in order (the last one repeats). Use as a context manager."""
 
-    def __init__(self, replies: list[Reply]) -> None:
+    def __init__(self, replies: list[Reply], *, tls: tuple[Path, Path] | None = None) -> None:
+        """tls=(certificate, key) serves https:// on localhost instead of plain http."""
         if not replies:
             raise ValueError("script at least one reply")
         self.replies = list(replies)
@@ -199,11 +200,21 @@ class ModelServer:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
+        self.scheme = "http"
+        if tls is not None:
+            import ssl
+
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
+            self.scheme = "https"
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
 
     def url(self, path: str = "") -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}{path}"
+        if self.scheme == "https":
+            host = "localhost"  # the name the test certificate is issued to
+        return f"{self.scheme}://{host}:{port}{path}"
 
     def __enter__(self) -> ModelServer:
         self._thread.start()
@@ -260,6 +271,20 @@ class CommandModel:
     def pids(self) -> list[int]:
         record = self.folder / "record"
         return [int(p.read_text()) for p in sorted(record.glob("pid-*"))] if record.is_dir() else []
+
+
+def self_signed_certificate(folder: Path) -> tuple[Path, Path]:
+    """A certificate for localhost and its key, made with the openssl program."""
+    import subprocess
+
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+         "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    return cert, key
 
 
 def configure(root: Path | StateRoot, name: str, **values: Any) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +10,7 @@ import pytest
 
 from habitus.models import QUARANTINE_REASONS, REASONS, ModelError, call_json
 from habitus.models.call import url_problem
-from model_doubles import INJECTIONS, ModelServer, Reply, configure, load_config
+from model_doubles import INJECTIONS, ModelServer, Reply, configure, load_config, self_signed_certificate
 
 KEY = "sk-test-0123456789abcdef"
 SHAPES = ("openai", "anthropic")
@@ -376,6 +377,23 @@ def test_insecure_url_is_refused_before_sending(state_root: Path, monkeypatch: p
     configure(state_root, "m", kind="openai", url="http://example.com/v1", model="x")
     error = failure(state_root)
     assert error.reason == "bad_url" and "example.com" not in error.message
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl program to make a certificate")
+def test_https_verifies_the_certificate(
+    tmp_path: Path, state_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tls = self_signed_certificate(tmp_path)
+    with ModelServer([Reply.answer("anthropic", OK)], tls=tls) as server:
+        assert server.url().startswith("https://localhost:")
+        setup(state_root, "anthropic", server, monkeypatch)
+        monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "no-such-bundle.pem"))
+        error = failure(state_root)
+        assert error.reason == "connection" and "certificate" in error.message
+        assert server.requests == []  # the key never left over an unverified connection
+        monkeypatch.setenv("SSL_CERT_FILE", str(tls[0]))  # now trust the test certificate
+        assert ask(state_root) == OK
+    assert server.requests[0].headers["x-api-key"] == KEY
 
 
 def test_quarantine_reasons_are_documented() -> None:
