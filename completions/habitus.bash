@@ -16,6 +16,7 @@ _habitus() {
             "|habit") node="habit" ;;
             "|memory") node="memory" ;;
             "|restore") node="restore" ;;
+            "|schedule") node="schedule" ;;
             "|select") node="select" ;;
             "|status") node="status" ;;
             "config|describe") node="config describe" ;;
@@ -23,6 +24,9 @@ _habitus() {
             "config|set") node="config set" ;;
             "config|show") node="config show" ;;
             "config|unset") node="config unset" ;;
+            "schedule|install") node="schedule install" ;;
+            "schedule|remove") node="schedule remove" ;;
+            "schedule|status") node="schedule status" ;;
         esac
     done
     case "$node|$prev" in
@@ -42,12 +46,16 @@ _habitus() {
         "habit|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
         "memory|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
         "restore|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
+        "schedule install|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "schedule install|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "schedule status|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "schedule status|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "select|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
         "status|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "status|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
     esac
     case "$node" in
-        "") COMPREPLY=($(compgen -W "advise analyze backup capture config dedupe demo habit memory restore select status --help --version -V" -- "$cur")) ;;
+        "") COMPREPLY=($(compgen -W "advise analyze backup capture config dedupe demo habit memory restore schedule select status --help --version -V" -- "$cur")) ;;
         "advise") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
         "analyze") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
         "backup") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
@@ -63,6 +71,10 @@ _habitus() {
         "habit") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
         "memory") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
         "restore") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
+        "schedule") COMPREPLY=($(compgen -W "install remove status --help" -- "$cur")) ;;
+        "schedule install") COMPREPLY=($(compgen -W "--help --pretty --print-crontab --root --wait" -- "$cur")) ;;
+        "schedule remove") COMPREPLY=($(compgen -W "--help --pretty" -- "$cur")) ;;
+        "schedule status") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "select") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
         "status") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
     esac

@@ -23,6 +23,8 @@ function __habitus_node
                 set node 'memory'
             case '|restore'
                 set node 'restore'
+            case '|schedule'
+                set node 'schedule'
             case '|select'
                 set node 'select'
             case '|status'
@@ -37,6 +39,12 @@ function __habitus_node
                 set node 'config show'
             case 'config|unset'
                 set node 'config unset'
+            case 'schedule|install'
+                set node 'schedule install'
+            case 'schedule|remove'
+                set node 'schedule remove'
+            case 'schedule|status'
+                set node 'schedule status'
         end
     end
     echo $node
@@ -52,6 +60,7 @@ complete -c habitus -n "test (__habitus_node) = ''" -a demo -d 'Run a short guid
 complete -c habitus -n "test (__habitus_node) = ''" -a habit -d 'Review habits: list, show, declare, approve, reject, ...'
 complete -c habitus -n "test (__habitus_node) = ''" -a memory -d 'Retain, recall and retrieve durable memories.'
 complete -c habitus -n "test (__habitus_node) = ''" -a restore -d 'Restore the state root from a backup.'
+complete -c habitus -n "test (__habitus_node) = ''" -a schedule -d 'Install, check or remove the daily analyze timer.'
 complete -c habitus -n "test (__habitus_node) = ''" -a select -d 'Choose the approved habits that apply to a prompt.'
 complete -c habitus -n "test (__habitus_node) = ''" -a status -d 'Report the state root, versions, settings and counts.'
 complete -c habitus -n "test (__habitus_node) = ''" -l help
@@ -98,6 +107,21 @@ complete -c habitus -n "test (__habitus_node) = 'memory'" -l harness -x -a 'clau
 complete -c habitus -n "test (__habitus_node) = 'memory'" -l help
 complete -c habitus -n "test (__habitus_node) = 'restore'" -l harness -x -a 'claude-code codex gemini pi generic'
 complete -c habitus -n "test (__habitus_node) = 'restore'" -l help
+complete -c habitus -n "test (__habitus_node) = 'schedule'" -a install -d 'Write the systemd user units and enable the timer.'
+complete -c habitus -n "test (__habitus_node) = 'schedule'" -a remove -d 'Disable the timer and delete the units that install wrote.'
+complete -c habitus -n "test (__habitus_node) = 'schedule'" -a status -d 'Report the installed units and whether they match what install would write.'
+complete -c habitus -n "test (__habitus_node) = 'schedule'" -l help
+complete -c habitus -n "test (__habitus_node) = 'schedule install'" -l help
+complete -c habitus -n "test (__habitus_node) = 'schedule install'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'schedule install'" -l print-crontab
+complete -c habitus -n "test (__habitus_node) = 'schedule install'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'schedule install'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'schedule remove'" -l help
+complete -c habitus -n "test (__habitus_node) = 'schedule remove'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'schedule status'" -l help
+complete -c habitus -n "test (__habitus_node) = 'schedule status'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'schedule status'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'schedule status'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'select'" -l harness -x -a 'claude-code codex gemini pi generic'
 complete -c habitus -n "test (__habitus_node) = 'select'" -l help
 complete -c habitus -n "test (__habitus_node) = 'status'" -l help

@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "habit": ("habitus.commands.stubs:habit", "Review habits: list, show, declare, approve, reject, ..."),
     "memory": ("habitus.commands.stubs:memory", "Retain, recall and retrieve durable memories."),
     "restore": ("habitus.commands.stubs:restore", "Restore the state root from a backup."),
+    "schedule": ("habitus.commands.schedule", "Install, check or remove the daily analyze timer."),
     "select": ("habitus.commands.stubs:select", "Choose the approved habits that apply to a prompt."),
     "status": ("habitus.commands.status", "Report the state root, versions, settings and counts."),
 }

@@ -34,6 +34,10 @@ CODES: dict[str, tuple[Exit, str]] = {
     "model_error": (Exit.FAILED, "a configured language model failed, timed out or answered invalidly"),
     "issues_found": (Exit.FAILED, "a report-only check found issues (the report is on stdout)"),
     "failed": (Exit.FAILED, "an unexpected internal error"),
+    "systemctl_failed": (
+        Exit.FAILED,
+        "systemctl could not reload or enable the habitus units (files are written)",
+    ),
     "schema_newer": (Exit.REFUSED, "the state was written by a newer habitus; it is left untouched"),
     "schema_unknown": (Exit.REFUSED, "the state's schema history is not one this habitus knows"),
     "schema_outdated": (Exit.REFUSED, "a read-only command found a schema that needs migrating first"),

@@ -169,6 +169,20 @@ SETTINGS: tuple[Setting, ...] = (
         minimum=1_024,
         maximum=10_000_000,
     ),
+    Setting(
+        "models.*.max_tokens",
+        int,
+        4096,
+        "Most tokens any one answer may use; a call asks for the smaller of this and its own need.",
+        minimum=16,
+        maximum=200_000,
+    ),
+    Setting(
+        "models.*.allow_insecure_http",
+        bool,
+        False,
+        "Allow plain http:// to a host that is not loopback (prompts and the key would travel unencrypted).",
+    ),
 )
 
 BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
