@@ -111,7 +111,7 @@ class Store:
             return None
         conn = self._connect_ro()
         try:
-            version = self._checked_version(conn, writable=False)
+            self._checked_version(conn, writable=False)
         except BaseException:
             conn.close()
             raise
