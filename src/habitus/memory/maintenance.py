@@ -91,9 +91,11 @@ def _check_sqlite(conn: sqlite3.Connection, issues: _Issues) -> None:
         issues.add("foreign_key", count=len(dangling))
 
 
-def _check_records(conn: sqlite3.Connection, issues: _Issues) -> dict[int, tuple[str, list[str], str, bool]]:
+def _check_records(
+    conn: sqlite3.Connection, issues: _Issues
+) -> dict[int, tuple[str, list[str] | None, str, bool]]:
     """Validate every stored record; returns seq -> (id, tags, content, removed) for the later checks."""
-    by_seq: dict[int, tuple[str, list[str], str, bool]] = {}
+    by_seq: dict[int, tuple[str, list[str] | None, str, bool]] = {}
     for row in conn.execute(f"SELECT seq, {records.ROW_COLUMNS} FROM memories ORDER BY seq"):
         memory_id = str(row["id"])
         try:
@@ -103,7 +105,7 @@ def _check_records(conn: sqlite3.Connection, issues: _Issues) -> dict[int, tuple
                 raise ValueError("not in canonical form")
         except (HabitusError, ValueError, TypeError):
             issues.add("memory_field", memory_id)
-            tags = []
+            tags = None  # reported once, as memory_field
         else:
             tags = record["tags"]
         by_seq[int(row["seq"])] = (memory_id, tags, str(row["content"]), row["removed_at"] is not None)
@@ -111,20 +113,20 @@ def _check_records(conn: sqlite3.Connection, issues: _Issues) -> dict[int, tuple
 
 
 def _check_tags(
-    conn: sqlite3.Connection, by_seq: dict[int, tuple[str, list[str], str, bool]], issues: _Issues
+    conn: sqlite3.Connection, by_seq: dict[int, tuple[str, list[str] | None, str, bool]], issues: _Issues
 ) -> None:
     stored: dict[int, list[str]] = {}
     for seq, tag in conn.execute("SELECT seq, tag FROM memory_tags ORDER BY seq, tag"):
         stored.setdefault(int(seq), []).append(str(tag))
     for seq, (memory_id, tags, _, _) in by_seq.items():
-        if stored.get(seq, []) != tags:
+        if tags is not None and stored.get(seq, []) != tags:
             issues.add("tag_field", memory_id)
 
 
 def _check_fts(
     store: MemoryStore,
     conn: sqlite3.Connection,
-    by_seq: dict[int, tuple[str, list[str], str, bool]],
+    by_seq: dict[int, tuple[str, list[str] | None, str, bool]],
     issues: _Issues,
 ) -> None:
     seen: set[int] = set()
@@ -279,6 +281,7 @@ def import_records(store: MemoryStore, lines: Iterable[tuple[int, dict[str, Any]
         seen.add(record["id"])
         batch.append(record)
     if not batch:
+        store.db.inspect()  # nothing to add, but a newer or corrupt store is still refused
         return {"store": store.name, "imported": 0}
     conn = store.writer()
     with store.db.write(conn):

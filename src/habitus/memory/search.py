@@ -86,10 +86,10 @@ def _bare(chunk: str) -> str:
         return chunk
     lead = re.match(r"^[(^]*", chunk).group(0)  # type: ignore[union-attr]
     rest = chunk[len(lead) :]
-    tail = re.search(r"[)*]*$", rest).group(0)  # type: ignore[union-attr]
+    tail = re.search(r"[),*]*$", rest).group(0)  # type: ignore[union-attr]
     core = rest[: len(rest) - len(tail)]
     if not _has_token(core):
-        return lead.replace("^", "") + tail.replace("*", "")  # keep only the parentheses
+        return lead.replace("^", "") + tail.replace("*", "")  # keep only parentheses and commas
     if _BAREWORD.match(core) and not _CJK_CHAR.search(core):
         return lead + core + tail
     return lead + _phrase(core) + tail
