@@ -45,6 +45,27 @@ def ids(result: dict[str, Any]) -> list[str]:
     return [item["id"] for item in result["items"]]
 
 
+def full_record(**fields: Any) -> dict[str, Any]:
+    """A complete record as export writes it (defaults, a fixed id and time), with fields replaced."""
+    return {
+        "id": "0b6f1c7e-4a6b-4c1d-8e2f-0123456789ab",
+        "content": "x",
+        "kind": "note",
+        "scope": "global",
+        "namespace": "default",
+        "tags": [],
+        "importance": 0.5,
+        "confidence": 1.0,
+        "relevance": None,
+        "created_at": "2030-01-01T00:00:00.000Z",
+        "updated_at": "2030-01-01T00:00:00.000Z",
+        "expires_at": None,
+        "removed_at": None,
+        "metadata": {},
+        **fields,
+    }
+
+
 def connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None)
     conn.row_factory = sqlite3.Row

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,8 @@ import memory_helpers
 from conftest import BIN, run
 from habitus import io
 from habitus.memory import records
-from memory_helpers import connect, mem, retain, seq_of
+from memory_helpers import connect, full_record, mem, retain, seq_of
+from test_db import HOLD_WRITER
 
 outside_any_repo = memory_helpers.outside_any_repo  # a fixture
 
@@ -183,22 +185,7 @@ def test_import_of_an_existing_id_is_refused_whole(state_root: Path) -> None:
 def test_import_validates_every_line_and_writes_nothing(
     state_root: Path, mutate: Callable, field: str
 ) -> None:
-    good = {
-        "id": "0b6f1c7e-4a6b-4c1d-8e2f-0123456789ab",
-        "content": "x",
-        "kind": "note",
-        "scope": "global",
-        "namespace": "default",
-        "tags": [],
-        "importance": 0.5,
-        "confidence": 1.0,
-        "relevance": None,
-        "created_at": "2030-01-01T00:00:00.000Z",
-        "updated_at": "2030-01-01T00:00:00.000Z",
-        "expires_at": None,
-        "removed_at": None,
-        "metadata": {},
-    }
+    good = full_record()
     bad = dict(good, id="1b6f1c7e-4a6b-4c1d-8e2f-0123456789ab")
     mutate(bad)
     out = mem("import", stdin=orjson.dumps(good) + b"\n\n" + orjson.dumps(bad) + b"\n")
@@ -300,15 +287,6 @@ def test_two_writer_processes(state_root: Path) -> None:
     assert mem("verify").exit == 0
 
 
-HOLD_WRITER = """
-import sqlite3, sys, time
-conn = sqlite3.connect(sys.argv[1], isolation_level=None)
-conn.execute("BEGIN IMMEDIATE")
-print("held", flush=True)
-time.sleep(60)
-"""
-
-
 def test_a_held_write_lock_answers_75(state_root: Path) -> None:
     record = retain("x")
     holder = subprocess.Popen(
@@ -367,22 +345,7 @@ def test_a_symlinked_store_is_refused(state_root: Path, tmp_path: Path) -> None:
 
 def test_a_killed_import_leaves_all_or_nothing(state_root: Path) -> None:
     batch = [
-        {
-            "id": str(__import__("uuid").uuid4()),
-            "content": f"bulk record {i} " + "filler " * 30,
-            "kind": "note",
-            "scope": "global",
-            "namespace": "default",
-            "tags": ["bulk"],
-            "importance": 0.5,
-            "confidence": 1.0,
-            "relevance": None,
-            "created_at": "2030-01-01T00:00:00.000Z",
-            "updated_at": "2030-01-01T00:00:00.000Z",
-            "expires_at": None,
-            "removed_at": None,
-            "metadata": {},
-        }
+        full_record(id=str(uuid.uuid4()), content=f"bulk record {i} " + "filler " * 30, tags=["bulk"])
         for i in range(4000)
     ]
     path = state_root.parent / "bulk.jsonl"

@@ -13,7 +13,7 @@ import memory_helpers
 from conftest import run
 from habitus.memory import core, stores
 from habitus.state.root import StateRoot
-from memory_helpers import connect, ids, mem, retain
+from memory_helpers import connect, full_record, ids, mem, retain
 
 outside_any_repo = memory_helpers.outside_any_repo  # a fixture
 repo = memory_helpers.repo  # a fixture
@@ -30,19 +30,8 @@ def test_retain_creates_a_complete_record_with_defaults(state_root: Path) -> Non
     record = result["memory"]
     assert UUID4.match(record["id"])
     assert TIMESTAMP.match(record["created_at"]) and record["created_at"] == record["updated_at"]
-    assert {k: v for k, v in record.items() if k not in ("id", "created_at", "updated_at")} == {
-        "content": "Use uv, never pip",
-        "kind": "note",
-        "scope": "global",
-        "namespace": "default",
-        "tags": [],
-        "importance": 0.5,
-        "confidence": 1.0,
-        "relevance": None,
-        "expires_at": None,
-        "removed_at": None,
-        "metadata": {},
-    }
+    stamps = {"id": record["id"], "created_at": record["created_at"], "updated_at": record["updated_at"]}
+    assert record == full_record(content="Use uv, never pip", **stamps)
     db = state_root / "memory.sqlite"
     assert stat.S_IMODE(db.stat().st_mode) == 0o600
     assert stat.S_IMODE(state_root.stat().st_mode) == 0o700

@@ -79,6 +79,28 @@ def _open(
     return stores.open_store(root, name, wait=wait)
 
 
+def _each_by_id(
+    memory_id: str | None,
+    nl: bool,
+    root: StateRoot,
+    wait: float,
+    store: str | None,
+    pretty: bool,
+    action: Callable[[Any, dict[str, Any]], dict[str, Any]],
+) -> None:
+    """Run action(store, request) for each request naming an id (ID argument, or stdin), one result each."""
+    for request in _requests(memory_id, nl):
+        merged = _merge(request, id=memory_id)
+        if "id" not in merged:
+            raise bad_request("id", "required")
+        target = _open(root, wait, store, merged)
+        try:
+            result = action(target, merged)
+        finally:
+            target.close()
+        io.write_result(result, pretty=pretty)
+
+
 @click.group()
 def cli() -> None:
     """Retain, recall and retrieve durable memories.
@@ -195,15 +217,7 @@ def recall_command(
     """
     from habitus.memory import core
 
-    for request in _requests(memory_id, nl):
-        merged = _merge(request, id=memory_id)
-        if "id" not in merged:
-            raise bad_request("id", "required")
-        target = _open(root, wait, store, merged)
-        try:
-            io.write_result(core.recall(target, merged["id"]), pretty=pretty)
-        finally:
-            target.close()
+    _each_by_id(memory_id, nl, root, wait, store, pretty, lambda target, r: core.recall(target, r["id"]))
 
 
 @cli.command("retrieve")
@@ -345,16 +359,10 @@ def remove_command(
     """
     from habitus.memory import core
 
-    for request in _requests(memory_id, nl):
-        merged = _merge(request, id=memory_id)
-        if "id" not in merged:
-            raise bad_request("id", "required")
-        do_purge = purge or merged.get("purge") is True
-        target = _open(root, wait, store, merged)
-        try:
-            io.write_result(core.remove(target, merged["id"], purge=do_purge), pretty=pretty)
-        finally:
-            target.close()
+    def action(target: Any, request: dict[str, Any]) -> dict[str, Any]:
+        return core.remove(target, request["id"], purge=purge or request.get("purge") is True)
+
+    _each_by_id(memory_id, nl, root, wait, store, pretty, action)
 
 
 def _pin_command(name: str, summary: str, example: str) -> click.Command:
@@ -366,15 +374,8 @@ def _pin_command(name: str, summary: str, example: str) -> click.Command:
     def command(memory_id: str | None, store: str | None, root: StateRoot, wait: float, pretty: bool) -> None:
         from habitus.memory import core
 
-        merged = _merge(next(_requests(memory_id)), id=memory_id)
-        if "id" not in merged:
-            raise bad_request("id", "required")
-        target = _open(root, wait, store, merged)
-        try:
-            result = core.pin(target, merged["id"]) if name == "pin" else core.unpin(target, merged["id"])
-        finally:
-            target.close()
-        io.write_result(result, pretty=pretty)
+        action = core.pin if name == "pin" else core.unpin
+        _each_by_id(memory_id, False, root, wait, store, pretty, lambda target, r: action(target, r["id"]))
 
     command.help = f"{summary}\n\n\b\nExample:  {example}"
     command.short_help = summary

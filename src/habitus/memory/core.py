@@ -8,7 +8,8 @@ before a store is opened, so bad input never creates a database.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from habitus.errors import HabitusError
@@ -55,9 +56,20 @@ def _refresh_fts(conn: sqlite3.Connection, seq: int, record: Mapping[str, Any]) 
         )
 
 
-def _find(conn: sqlite3.Connection, memory_id: str) -> tuple[int, dict[str, Any]] | None:
-    row = conn.execute(f"SELECT seq, {records.COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
-    return None if row is None else (int(row["seq"]), records.from_row(row))
+@contextmanager
+def _existing(store: MemoryStore, memory_id: str) -> Iterator[tuple[sqlite3.Connection, int, dict[str, Any]]]:
+    """A write transaction on the record with this id: (connection, seq, record). `not_found` when the
+    store or the record does not exist; a missing store is never created."""
+    if not store.exists():
+        raise _not_found(store, memory_id)
+    conn = store.writer()
+    with store.db.write(conn):
+        row = conn.execute(
+            f"SELECT seq, {records.COLUMNS} FROM memories WHERE id = ?", (memory_id,)
+        ).fetchone()
+        if row is None:
+            raise _not_found(store, memory_id)
+        yield conn, int(row["seq"]), records.from_row(row)
 
 
 # -- retain ----------------------------------------------------------------------------------------
@@ -74,14 +86,7 @@ def retain(store: MemoryStore, request: Mapping[str, Any], *, now: str | None = 
         return {"store": store.name, "created": True, "restored": False, "memory": record}
     records.check_id(memory_id)
     fields = records.patch_fields(request)
-    if not store.exists():
-        raise _not_found(store, memory_id)
-    conn = store.writer()
-    with store.db.write(conn):
-        found = _find(conn, memory_id)
-        if found is None:
-            raise _not_found(store, memory_id)
-        seq, old = found
+    with _existing(store, memory_id) as (conn, seq, old):
         new = records.patch(old, fields, now=now or utc_now())
         values = records.to_row(new)
         conn.execute(_UPDATE, (*values[1:], seq))
@@ -119,14 +124,7 @@ def remove(
     Purge deletes the row, its tags, its FTS row and its pin, whether or not it was soft-removed.
     """
     records.check_id(memory_id)
-    if not store.exists():
-        raise _not_found(store, memory_id)
-    conn = store.writer()
-    with store.db.write(conn):
-        found = _find(conn, memory_id)
-        if found is None:
-            raise _not_found(store, memory_id)
-        seq, record = found
+    with _existing(store, memory_id) as (conn, seq, record):
         if purge:
             conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
             conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))  # tags cascade
