@@ -43,10 +43,16 @@ function __habitus_node
                 set node 'memory import'
             case 'memory|index'
                 set node 'memory index'
+            case 'memory|observe'
+                set node 'memory observe'
             case 'memory|pin'
                 set node 'memory pin'
+            case 'memory|prune'
+                set node 'memory prune'
             case 'memory|recall'
                 set node 'memory recall'
+            case 'memory|reflect'
+                set node 'memory reflect'
             case 'memory|remove'
                 set node 'memory remove'
             case 'memory|repair'
@@ -119,8 +125,11 @@ complete -c habitus -n "test (__habitus_node) = 'habit'" -l help
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a export -d 'Export every record (removed and expired too) as JSON lines, ordered by id.'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a import -d 'Import records from JSON lines (as export writes them), all or nothing.'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a index -d 'Print the bounded memory index: pins first, then recent memories per store.'
+complete -c habitus -n "test (__habitus_node) = 'memory'" -a observe -d 'Turn a transcript chunk into single-line observations rated by relevance.'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a pin -d 'Pin an active memory so that index lists it first.'
+complete -c habitus -n "test (__habitus_node) = 'memory'" -a prune -d 'Drop observations toward a token budget, in up to three passes.'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a recall -d 'Print one active memory by id (null when absent, removed or expired).'
+complete -c habitus -n "test (__habitus_node) = 'memory'" -a reflect -d 'Crystallise stable facts from new observations into reflections.'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a remove -d 'Remove a memory: soft by default (retain --id restores it), --purge to delete.'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a repair -d 'Rebuild a store\'s derived indexes (FTS and tags), then verify it.'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a retain -d 'Create a memory, or patch and restore one by --id.'
@@ -147,17 +156,38 @@ complete -c habitus -n "test (__habitus_node) = 'memory index'" -l pretty
 complete -c habitus -n "test (__habitus_node) = 'memory index'" -l root -r
 complete -c habitus -n "test (__habitus_node) = 'memory index'" -l store -x -a 'global project'
 complete -c habitus -n "test (__habitus_node) = 'memory index'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'memory observe'" -l chunk-chars -r
+complete -c habitus -n "test (__habitus_node) = 'memory observe'" -l help
+complete -c habitus -n "test (__habitus_node) = 'memory observe'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'memory observe'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'memory observe'" -l store -x -a 'global project'
+complete -c habitus -n "test (__habitus_node) = 'memory observe'" -l stream -r
+complete -c habitus -n "test (__habitus_node) = 'memory observe'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'memory pin'" -l help
 complete -c habitus -n "test (__habitus_node) = 'memory pin'" -l pretty
 complete -c habitus -n "test (__habitus_node) = 'memory pin'" -l root -r
 complete -c habitus -n "test (__habitus_node) = 'memory pin'" -l store -x -a 'global project'
 complete -c habitus -n "test (__habitus_node) = 'memory pin'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'memory prune'" -l budget -r
+complete -c habitus -n "test (__habitus_node) = 'memory prune'" -l dry-run
+complete -c habitus -n "test (__habitus_node) = 'memory prune'" -l help
+complete -c habitus -n "test (__habitus_node) = 'memory prune'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'memory prune'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'memory prune'" -l store -x -a 'global project'
+complete -c habitus -n "test (__habitus_node) = 'memory prune'" -l stream -r
+complete -c habitus -n "test (__habitus_node) = 'memory prune'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'memory recall'" -l help
 complete -c habitus -n "test (__habitus_node) = 'memory recall'" -l nl
 complete -c habitus -n "test (__habitus_node) = 'memory recall'" -l pretty
 complete -c habitus -n "test (__habitus_node) = 'memory recall'" -l root -r
 complete -c habitus -n "test (__habitus_node) = 'memory recall'" -l store -x -a 'global project'
 complete -c habitus -n "test (__habitus_node) = 'memory recall'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'memory reflect'" -l help
+complete -c habitus -n "test (__habitus_node) = 'memory reflect'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'memory reflect'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'memory reflect'" -l store -x -a 'global project'
+complete -c habitus -n "test (__habitus_node) = 'memory reflect'" -l stream -r
+complete -c habitus -n "test (__habitus_node) = 'memory reflect'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'memory remove'" -l help
 complete -c habitus -n "test (__habitus_node) = 'memory remove'" -l nl
 complete -c habitus -n "test (__habitus_node) = 'memory remove'" -l pretty

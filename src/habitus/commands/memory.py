@@ -3,102 +3,46 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
 from habitus import io
+from habitus.commands.memory_common import (
+    STORE_CHOICE,
+    each_by_id,
+    merge,
+    open_store,
+    requests,
+    store_option,
+    timestamp,
+)
 from habitus.errors import HabitusError, bad_request
 from habitus.options import harness_option, output_options, state_options, stream_options
 from habitus.state.root import StateRoot
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 MAN = {
     "stdin": "Each subcommand reads one request object whose keys are its option names with underscores "
     '(for example {"content": "Use uv", "kind": "decision", "tags": ["python"]} for retain, or '
     '{"query": "uv", "kind": ["decision"], "limit": 5} for retrieve); options given on the command line '
     "win. When the positional argument (CONTENT, ID, QUERY) is given, stdin is not read. import reads "
-    "JSON lines (one record per line) from FILE or stdin. index --harness reads the harness's hook event.",
+    "JSON lines (one record per line) from FILE or stdin. index --harness reads the harness's hook event. "
+    'observe reads {"stream", "start", "messages": [{"role", "text", "at", "tool", "error"}]}.',
     "stdout": 'retain: {"v":1,"store","created","restored","memory"}. recall: {"v":1,"store","memory"|null}. '
     'retrieve: {"v":1,"total","items","mode","limit","offset","stores"}; over 50 KiB a summary with '
     '"truncated":true. remove: {"v":1,"store","id","removed","purged","memory"}. pin/unpin: '
     '{"v":1,"store","id","pinned","changed"}. index: {"v":1,"text","chars","budget","rows",...}, or in hook '
     "mode the harness's context-injection object (nothing when there is nothing to inject). verify: "
     '{"v":1,"ok","issues":[{"code","count","ids"}],...} (exit 1 when issues). export: JSON lines, one '
-    'canonical record each, or with --out {"v":1,"path","count"}. import: {"v":1,"store","imported"}.',
+    'canonical record each, or with --out {"v":1,"path","count"}. import: {"v":1,"store","imported"}. '
+    'observe: {"v":1,"store","stream","observed","duplicates","items","remaining","watermark"}. reflect: '
+    '{"v":1,"store","stream","reflected","items","considered","watermark"}. prune: {"v":1,"store","stream",'
+    '"budget","before_tokens","after_tokens","within_budget","passes","dropped"}.',
     "files": "<root>/memory.sqlite (global store) and <repo>/.habitus/memory.sqlite (project store of the "
     "git repository around the current directory; its folder gets a .gitignore of *). recall, retrieve, "
     "index, verify and export never create or migrate a store.",
 }
-
-STORE_CHOICE = click.Choice(["global", "project"])
-
-
-def store_option(f: F) -> F:
-    return click.option(
-        "--store",
-        type=STORE_CHOICE,
-        default=None,
-        help="Which store: global (the state root, default) or project (<repo>/.habitus of the current repository).",
-    )(f)
-
-
-def _now() -> str:
-    from habitus.state.db import utc_now
-
-    return utc_now()
-
-
-def _requests(positional: Any, nl: bool = False) -> Iterator[dict[str, Any]]:
-    """The request(s): none read from stdin when the positional argument was given."""
-    if positional is not None:
-        if nl:
-            raise HabitusError("usage", "--nl reads requests from stdin; do not also pass an argument")
-        yield {}
-        return
-    yield from io.read_requests(nl)
-
-
-def _merge(request: dict[str, Any], **options: Any) -> dict[str, Any]:
-    merged = dict(request)
-    merged.update({key: value for key, value in options.items() if value is not None})
-    return merged
-
-
-def _open(
-    root: StateRoot, wait: float, option: str | None, request: dict[str, Any], fallback: Any = None
-) -> Any:
-    from habitus.memory import stores
-
-    name = option or request.get("store") or fallback or "global"
-    if name not in stores.STORES:
-        raise bad_request("store", "expected global or project")
-    return stores.open_store(root, name, wait=wait)
-
-
-def _each_by_id(
-    memory_id: str | None,
-    nl: bool,
-    root: StateRoot,
-    wait: float,
-    store: str | None,
-    pretty: bool,
-    action: Callable[[Any, dict[str, Any]], dict[str, Any]],
-) -> None:
-    """Run action(store, request) for each request naming an id (ID argument, or stdin), one result each."""
-    for request in _requests(memory_id, nl):
-        merged = _merge(request, id=memory_id)
-        if "id" not in merged:
-            raise bad_request("id", "required")
-        target = _open(root, wait, store, merged)
-        try:
-            result = action(target, merged)
-        finally:
-            target.close()
-        io.write_result(result, pretty=pretty)
 
 
 @click.group()
@@ -189,14 +133,13 @@ def retain_command(
         options["expires_at"] = None if expires_at.lower() == "none" else expires_at
     if metadata is not None:
         options["metadata"] = io.parse_object(metadata.encode("utf-8", "surrogateescape"), what="--metadata")
-    now = _now()
-    for request in _requests(content, nl):
-        merged = _merge(request, **{k: v for k, v in options.items() if k not in ("expires_at", "metadata")})
+    for request in requests(content, nl):
+        merged = merge(request, **{k: v for k, v in options.items() if k not in ("expires_at", "metadata")})
         merged.update({k: options[k] for k in ("expires_at", "metadata") if k in options})
         fallback = merged.get("scope") if merged.get("scope") in ("global", "project") else None
-        target = _open(root, wait, store, merged, fallback)
+        target = open_store(root, wait, store, merged, fallback)
         try:
-            io.write_result(core.retain(target, merged, now=now), pretty=pretty)
+            io.write_result(core.retain(target, merged), pretty=pretty)
         finally:
             target.close()
 
@@ -217,7 +160,7 @@ def recall_command(
     """
     from habitus.memory import core
 
-    _each_by_id(memory_id, nl, root, wait, store, pretty, lambda target, r: core.recall(target, r["id"]))
+    each_by_id(memory_id, nl, root, wait, store, pretty, lambda target, r: core.recall(target, r["id"]))
 
 
 @cli.command("retrieve")
@@ -297,7 +240,7 @@ def retrieve_command(
     from habitus.memory import bound, stores
     from habitus.memory import query as search_query
 
-    request = next(_requests(query))
+    request = next(requests(query))
     ranges: dict[str, dict[str, float]] = {}
     for name, op, value in (
         ("importance", "gte", importance_gte),
@@ -307,7 +250,7 @@ def retrieve_command(
     ):
         if value is not None:
             ranges.setdefault(name, {})[op] = value
-    merged = _merge(
+    merged = merge(
         request,
         query=query,
         kind=list(kind) or None,
@@ -327,9 +270,9 @@ def retrieve_command(
     both = both or merged.get("both") is True
     if both and (store or merged.get("store")):
         raise HabitusError("usage", "--both and --store exclude each other")
-    targets = stores.both(root, wait=wait) if both else [_open(root, wait, store, merged)]
+    targets = stores.both(root, wait=wait) if both else [open_store(root, wait, store, merged)]
     try:
-        result = search_query.retrieve_all(targets, sel, now=_now())
+        result = search_query.retrieve_all(targets, sel, now=timestamp())
     finally:
         for target in targets:
             target.close()
@@ -362,7 +305,7 @@ def remove_command(
     def action(target: Any, request: dict[str, Any]) -> dict[str, Any]:
         return core.remove(target, request["id"], purge=purge or request.get("purge") is True)
 
-    _each_by_id(memory_id, nl, root, wait, store, pretty, action)
+    each_by_id(memory_id, nl, root, wait, store, pretty, action)
 
 
 def _pin_command(name: str, summary: str, example: str) -> click.Command:
@@ -375,7 +318,7 @@ def _pin_command(name: str, summary: str, example: str) -> click.Command:
         from habitus.memory import core
 
         action = core.pin if name == "pin" else core.unpin
-        _each_by_id(memory_id, False, root, wait, store, pretty, lambda target, r: action(target, r["id"]))
+        each_by_id(memory_id, False, root, wait, store, pretty, lambda target, r: action(target, r["id"]))
 
     command.help = f"{summary}\n\n\b\nExample:  {example}"
     command.short_help = summary
@@ -446,7 +389,7 @@ def index_command(
     else:
         targets = stores.both(root, wait=wait, cwd=cwd_path)
     try:
-        result = index.build(targets, budget=budget, now=_now(), per_store=per_store)
+        result = index.build(targets, budget=budget, now=timestamp(), per_store=per_store)
     finally:
         for target in targets:
             target.close()
@@ -474,7 +417,7 @@ def verify_command(store: str | None, root: StateRoot, wait: float, pretty: bool
     """
     from habitus.memory import maintenance
 
-    target = _open(root, wait, store, io.read_request())
+    target = open_store(root, wait, store, io.read_request())
     try:
         report = maintenance.verify(target)
     finally:
@@ -504,7 +447,7 @@ def repair_command(rebuild_fts: bool, store: str | None, root: StateRoot, wait: 
 
     if not rebuild_fts:
         raise HabitusError("usage", "nothing to do: pass --rebuild-fts")
-    target = _open(root, wait, store, io.read_request())
+    target = open_store(root, wait, store, io.read_request())
     try:
         rebuilt = maintenance.rebuild_fts(target)
         report = maintenance.verify(target)
@@ -536,7 +479,7 @@ def export_command(out: Path | None, store: str | None, root: StateRoot, wait: f
 
     from habitus.memory import maintenance
 
-    target = _open(root, wait, store, io.read_request())
+    target = open_store(root, wait, store, io.read_request())
     try:
         if out is not None:
             count = maintenance.export_to(target, out)
@@ -581,7 +524,7 @@ def import_command(file: Path | None, store: str | None, root: StateRoot, wait: 
         handle = getattr(sys.stdin, "buffer", sys.stdin)
         what = "stdin"
     try:
-        target = _open(root, wait, store, {})
+        target = open_store(root, wait, store, {})
         try:
             result = maintenance.import_records(target, maintenance.read_lines(handle, what))
         finally:
@@ -590,3 +533,10 @@ def import_command(file: Path | None, store: str | None, root: StateRoot, wait: 
         if file is not None:
             handle.close()
     io.write_result(result, pretty=pretty)
+
+
+# Observational memory lives in its own module to keep this one small.
+from habitus.commands.memory_observe import observe_command, prune_command, reflect_command  # noqa: E402
+
+for _command in (observe_command, reflect_command, prune_command):
+    cli.add_command(_command)

@@ -132,11 +132,27 @@ def remove(
             return {"store": store.name, "id": memory_id, "removed": True, "purged": True, "memory": None}
         if record["removed_at"] is not None:
             return {"store": store.name, "id": memory_id, "removed": False, "purged": False, "memory": record}
-        stamp = records.after(record["updated_at"], now or utc_now())
-        record = {**record, "removed_at": stamp, "updated_at": stamp}
-        conn.execute("UPDATE memories SET removed_at = ?, updated_at = ? WHERE seq = ?", (stamp, stamp, seq))
-        conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
+        record = soft_remove(conn, seq, record, now=now or utc_now())
     return {"store": store.name, "id": memory_id, "removed": True, "purged": False, "memory": record}
+
+
+def soft_remove(
+    conn: sqlite3.Connection,
+    seq: int,
+    record: Mapping[str, Any],
+    *,
+    now: str,
+    note: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Mark a record removed (in the caller's transaction) and drop its FTS row; `note` is merged into
+    its metadata (prune records why it dropped an observation)."""
+    stamp = records.after(record["updated_at"], now)
+    new = {**record, "removed_at": stamp, "updated_at": stamp}
+    if note:
+        new["metadata"] = records.check_metadata({**record["metadata"], **note})
+    conn.execute(_UPDATE, (*records.to_row(new)[1:], seq))
+    conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
+    return new
 
 
 # -- pins ------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ KINDS = ("note", "decision", "preference", "fact", "instruction", "observation",
 SCOPES = ("project", "global")
 RELEVANCES = ("low", "medium", "high", "critical")
 
+# `seq` never reuses a number (AUTOINCREMENT), so it can serve as a watermark (reflect).
 # `source` is a copy of metadata.source (derived, checked by verify) so that it can be indexed:
 # json_extract in a generated column is refused under `trusted_schema=OFF`.
 #
@@ -40,7 +41,7 @@ MIGRATIONS: list[Migration] = [
         ) STRICT;
 
         CREATE TABLE memories (
-            seq INTEGER PRIMARY KEY,
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
             id TEXT NOT NULL UNIQUE,
             content TEXT NOT NULL CHECK (length(content) > 0),
             kind TEXT NOT NULL CHECK (kind IN ({_quoted(KINDS)})),
@@ -79,6 +80,21 @@ MIGRATIONS: list[Migration] = [
         ) STRICT, WITHOUT ROWID;
 
         {FTS_TABLE_SQL};
+        """,
+    ),
+    sql_migration(
+        "0002_watermarks",
+        """
+        CREATE TABLE memory_watermarks (
+            job TEXT NOT NULL CHECK (job IN ('observe', 'reflect')),
+            stream TEXT NOT NULL,
+            position INTEGER NOT NULL CHECK (position >= 0),
+            runs INTEGER NOT NULL DEFAULT 0,
+            produced INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (job, stream)
+        ) STRICT, WITHOUT ROWID;
         """,
     ),
 ]
