@@ -159,6 +159,15 @@ def run(runs: int) -> list[Row]:
         )
         rows.append(Row("sqlite-utils search (same data, per process)", utils_ms, len(theirs)))
         rows += _in_process(root, runs)
+        hook = median_ms(
+            time_command(
+                [HABITUS, "memory", "index", "--harness", "claude-code"],
+                runs=runs,
+                env=env,
+                stdin=b'{"hook_event_name": "SessionStart"}',
+            )
+        )
+        rows.append(Row("memory index hook (100k, per process)", hook, runs, "<= 150 ms", hook <= 150))
         retain = time_command(
             [HABITUS, "memory", "retain", "Benchmark memory about deploys", "--tags", "deploy"],
             runs=runs,

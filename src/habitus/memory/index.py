@@ -18,7 +18,6 @@ from typing import Any
 
 from habitus.memory import records
 from habitus.memory.bound import preview
-from habitus.memory.core import ACTIVE
 from habitus.memory.stores import MemoryStore
 
 HEADER = "Memory index (habitus; `habitus memory recall ID --store STORE` shows a whole record):"
@@ -54,7 +53,9 @@ def build(stores: list[MemoryStore], *, budget: int, now: str, per_store: int = 
             shown.add(row["id"])
             pinned.append(_row(store.name, records.from_row(row)))
         rows = conn.execute(
-            f"SELECT {records.COLUMNS} FROM memories WHERE {ACTIVE} AND kind != 'observation' "
+            # `+column` keeps the planner on the updated_at index (see memory_store: memories_live).
+            f"SELECT {records.COLUMNS} FROM memories WHERE +removed_at IS NULL "
+            "AND (+expires_at IS NULL OR +expires_at > ?) AND +kind != 'observation' "
             "ORDER BY updated_at DESC, id ASC LIMIT ?",
             (now, per_store + len(shown)),
         ).fetchall()

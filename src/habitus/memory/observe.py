@@ -332,7 +332,7 @@ def existing_keys(conn: Any, stream: str) -> set[str]:
     if conn is None:
         return set()
     rows = conn.execute(
-        "SELECT content FROM memories WHERE kind = 'observation' AND removed_at IS NULL "
+        "SELECT content FROM memories WHERE kind = 'observation' AND +removed_at IS NULL "
         "AND json_extract(metadata, '$.stream') = ?",
         (stream,),
     )

@@ -22,7 +22,6 @@ Error messages name the field, never its value.
 
 from __future__ import annotations
 
-import datetime
 import math
 import re
 import uuid
@@ -149,6 +148,8 @@ def check_timestamp(value: Any, field: str, *, nullable: bool = False) -> str | 
         return None
     if not isinstance(value, str) or not TIMESTAMP_RE.match(value):
         raise bad_request(field, f"expected {TIMESTAMP_FORM}" + (" or null" if nullable else ""))
+    import datetime  # here, not at import: read paths (index hooks) never need it
+
     try:
         datetime.datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ")
     except ValueError:
@@ -181,11 +182,15 @@ def check_relevance(kind: str, relevance: Any, field: str = "relevance") -> str 
 
 
 def to_ms(timestamp: str) -> int:
+    import datetime
+
     moment = datetime.datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%S.%fZ")
     return int(moment.replace(tzinfo=datetime.UTC).timestamp() * 1000 + 0.5)
 
 
 def from_ms(ms: int) -> str:
+    import datetime
+
     moment = datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 

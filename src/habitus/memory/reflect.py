@@ -77,7 +77,7 @@ class Reflector(Protocol):
 def load(conn: Any, stream: str, *, kind: str = "observation", after: int = 0) -> list[Observation]:
     """Active records of kind in the stream with seq > after, in transcript order."""
     rows = conn.execute(
-        f"SELECT seq, {records.COLUMNS} FROM memories WHERE kind = ? AND removed_at IS NULL AND seq > ? "
+        f"SELECT seq, {records.COLUMNS} FROM memories WHERE kind = ? AND +removed_at IS NULL AND seq > ? "
         "AND json_extract(metadata, '$.stream') = ? ORDER BY seq",
         (kind, after, stream),
     ).fetchall()

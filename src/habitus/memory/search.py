@@ -20,11 +20,10 @@ _CJK = (
     "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f"
 )
 _CJK_CHAR = re.compile(f"[{_CJK}]")
-_CJK_RUN = re.compile(f"[{_CJK}]+")
 # What FTS5 accepts inside a bareword: ASCII letters and digits, underscore, and any non-ASCII character.
-_BAREWORD = re.compile(r"^[A-Za-z0-9_\x80-\U0010ffff]+$")
+_BAREWORD = re.compile(r"^(?:[A-Za-z0-9_]|[^\x00-\x7f])+$")  # negated class: cheap to compile
 _KEYWORDS = frozenset({"AND", "OR", "NOT"})
-_WORDISH = re.compile(r"[\w\x80-\U0010ffff]")
+_WORDISH = re.compile(r"\w|[^\x00-\x7f]")
 
 
 def index_text(content: str) -> str:

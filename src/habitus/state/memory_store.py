@@ -15,6 +15,8 @@ KINDS = ("note", "decision", "preference", "fact", "instruction", "observation",
 SCOPES = ("project", "global")
 RELEVANCES = ("low", "medium", "high", "critical")
 
+# `memories_live` makes counting live records cheap, but the planner (without statistics) takes
+# `removed_at IS NULL` for selective: queries that page or filter by another index write `+removed_at`.
 # `seq` never reuses a number (AUTOINCREMENT), so it can serve as a watermark (reflect).
 # `source` is a copy of metadata.source (derived, checked by verify) so that it can be indexed:
 # json_extract in a generated column is refused under `trusted_schema=OFF`.
