@@ -169,6 +169,8 @@ def test_expiry(state_root: Path) -> None:
     past = retain("already over", expires_at="2001-01-01T00:00:00.000Z")
     assert mem("recall", past["id"]).result["memory"] is None
     assert mem("retrieve", "over", "--expires", "expired").result["total"] == 1
+    revived = mem("retain", "--id", past["id"], "--expires-at", "none").result["memory"]
+    assert revived["expires_at"] is None and mem("recall", past["id"]).result["memory"] is not None
 
 
 def test_pins(state_root: Path) -> None:

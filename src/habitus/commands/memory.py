@@ -118,7 +118,7 @@ def retain_command(
     """
     from habitus.memory import core
 
-    options: dict[str, Any] = {
+    given = {
         "content": content,
         "id": memory_id,
         "kind": kind,
@@ -129,13 +129,13 @@ def retain_command(
         "confidence": confidence,
         "relevance": relevance,
     }
+    options: dict[str, Any] = {key: value for key, value in given.items() if value is not None}
     if expires_at is not None:
         options["expires_at"] = None if expires_at.lower() == "none" else expires_at
     if metadata is not None:
         options["metadata"] = io.parse_object(metadata.encode("utf-8", "surrogateescape"), what="--metadata")
     for request in requests(content, nl):
-        merged = merge(request, **{k: v for k, v in options.items() if k not in ("expires_at", "metadata")})
-        merged.update({k: options[k] for k in ("expires_at", "metadata") if k in options})
+        merged = {**request, **options}
         fallback = merged.get("scope") if merged.get("scope") in ("global", "project") else None
         target = open_store(root, wait, store, merged, fallback)
         try:
