@@ -39,6 +39,34 @@ function __habitus_node
                 set node 'config show'
             case 'config|unset'
                 set node 'config unset'
+            case 'memory|export'
+                set node 'memory export'
+            case 'memory|import'
+                set node 'memory import'
+            case 'memory|index'
+                set node 'memory index'
+            case 'memory|observe'
+                set node 'memory observe'
+            case 'memory|pin'
+                set node 'memory pin'
+            case 'memory|prune'
+                set node 'memory prune'
+            case 'memory|recall'
+                set node 'memory recall'
+            case 'memory|reflect'
+                set node 'memory reflect'
+            case 'memory|remove'
+                set node 'memory remove'
+            case 'memory|repair'
+                set node 'memory repair'
+            case 'memory|retain'
+                set node 'memory retain'
+            case 'memory|retrieve'
+                set node 'memory retrieve'
+            case 'memory|unpin'
+                set node 'memory unpin'
+            case 'memory|verify'
+                set node 'memory verify'
             case 'schedule|install'
                 set node 'schedule install'
             case 'schedule|remove'
@@ -103,8 +131,133 @@ complete -c habitus -n "test (__habitus_node) = 'demo'" -l help
 complete -c habitus -n "test (__habitus_node) = 'demo'" -l keep
 complete -c habitus -n "test (__habitus_node) = 'habit'" -l harness -x -a 'claude-code codex gemini pi generic'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -l help
-complete -c habitus -n "test (__habitus_node) = 'memory'" -l harness -x -a 'claude-code codex gemini pi generic'
+complete -c habitus -n "test (__habitus_node) = 'memory'" -a export -d 'Export every record (removed and expired too) as JSON lines, ordered by id.'
+complete -c habitus -n "test (__habitus_node) = 'memory'" -a import -d 'Import records from JSON lines (as export writes them), all or nothing.'
+complete -c habitus -n "test (__habitus_node) = 'memory'" -a index -d 'Print the bounded memory index: pins first, then recent memories per store.'
+complete -c habitus -n "test (__habitus_node) = 'memory'" -a observe -d 'Turn a transcript chunk into single-line observations rated by relevance.'
+complete -c habitus -n "test (__habitus_node) = 'memory'" -a pin -d 'Pin an active memory so that index lists it first.'
+complete -c habitus -n "test (__habitus_node) = 'memory'" -a prune -d 'Drop observations toward a token budget, in up to three passes.'
+complete -c habitus -n "test (__habitus_node) = 'memory'" -a recall -d 'Print one active memory by id (null when absent, removed or expired).'
+complete -c habitus -n "test (__habitus_node) = 'memory'" -a reflect -d 'Crystallise stable facts from new observations into reflections.'
+complete -c habitus -n "test (__habitus_node) = 'memory'" -a remove -d 'Remove a memory: soft by default (retain --id restores it), --purge to delete.'
+complete -c habitus -n "test (__habitus_node) = 'memory'" -a repair -d 'Rebuild a store\'s derived indexes (FTS and tags), then verify it.'
+complete -c habitus -n "test (__habitus_node) = 'memory'" -a retain -d 'Create a memory, or patch and restore one by --id.'
+complete -c habitus -n "test (__habitus_node) = 'memory'" -a retrieve -d 'Search memories (FTS5, BM25 ranking) or list them with filters.'
+complete -c habitus -n "test (__habitus_node) = 'memory'" -a unpin -d 'Unpin a memory (even one that no longer exists).'
+complete -c habitus -n "test (__habitus_node) = 'memory'" -a verify -d 'Check a store\'s records, tags and FTS index; report issues (exit 1 when any).'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -l help
+complete -c habitus -n "test (__habitus_node) = 'memory export'" -l help
+complete -c habitus -n "test (__habitus_node) = 'memory export'" -l out -r
+complete -c habitus -n "test (__habitus_node) = 'memory export'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'memory export'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'memory export'" -l store -x -a 'global project'
+complete -c habitus -n "test (__habitus_node) = 'memory export'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'memory import'" -l help
+complete -c habitus -n "test (__habitus_node) = 'memory import'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'memory import'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'memory import'" -l store -x -a 'global project'
+complete -c habitus -n "test (__habitus_node) = 'memory import'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'memory index'" -l budget -r
+complete -c habitus -n "test (__habitus_node) = 'memory index'" -l harness -x -a 'claude-code codex gemini pi generic'
+complete -c habitus -n "test (__habitus_node) = 'memory index'" -l help
+complete -c habitus -n "test (__habitus_node) = 'memory index'" -l per-store -r
+complete -c habitus -n "test (__habitus_node) = 'memory index'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'memory index'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'memory index'" -l store -x -a 'global project'
+complete -c habitus -n "test (__habitus_node) = 'memory index'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'memory observe'" -l chunk-chars -r
+complete -c habitus -n "test (__habitus_node) = 'memory observe'" -l help
+complete -c habitus -n "test (__habitus_node) = 'memory observe'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'memory observe'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'memory observe'" -l store -x -a 'global project'
+complete -c habitus -n "test (__habitus_node) = 'memory observe'" -l stream -r
+complete -c habitus -n "test (__habitus_node) = 'memory observe'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'memory pin'" -l help
+complete -c habitus -n "test (__habitus_node) = 'memory pin'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'memory pin'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'memory pin'" -l store -x -a 'global project'
+complete -c habitus -n "test (__habitus_node) = 'memory pin'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'memory prune'" -l budget -r
+complete -c habitus -n "test (__habitus_node) = 'memory prune'" -l dry-run
+complete -c habitus -n "test (__habitus_node) = 'memory prune'" -l help
+complete -c habitus -n "test (__habitus_node) = 'memory prune'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'memory prune'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'memory prune'" -l store -x -a 'global project'
+complete -c habitus -n "test (__habitus_node) = 'memory prune'" -l stream -r
+complete -c habitus -n "test (__habitus_node) = 'memory prune'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'memory recall'" -l help
+complete -c habitus -n "test (__habitus_node) = 'memory recall'" -l nl
+complete -c habitus -n "test (__habitus_node) = 'memory recall'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'memory recall'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'memory recall'" -l store -x -a 'global project'
+complete -c habitus -n "test (__habitus_node) = 'memory recall'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'memory reflect'" -l help
+complete -c habitus -n "test (__habitus_node) = 'memory reflect'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'memory reflect'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'memory reflect'" -l store -x -a 'global project'
+complete -c habitus -n "test (__habitus_node) = 'memory reflect'" -l stream -r
+complete -c habitus -n "test (__habitus_node) = 'memory reflect'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'memory remove'" -l help
+complete -c habitus -n "test (__habitus_node) = 'memory remove'" -l nl
+complete -c habitus -n "test (__habitus_node) = 'memory remove'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'memory remove'" -l purge
+complete -c habitus -n "test (__habitus_node) = 'memory remove'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'memory remove'" -l store -x -a 'global project'
+complete -c habitus -n "test (__habitus_node) = 'memory remove'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'memory repair'" -l help
+complete -c habitus -n "test (__habitus_node) = 'memory repair'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'memory repair'" -l rebuild-fts
+complete -c habitus -n "test (__habitus_node) = 'memory repair'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'memory repair'" -l store -x -a 'global project'
+complete -c habitus -n "test (__habitus_node) = 'memory repair'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'memory retain'" -l confidence -r
+complete -c habitus -n "test (__habitus_node) = 'memory retain'" -l expires-at -r
+complete -c habitus -n "test (__habitus_node) = 'memory retain'" -l help
+complete -c habitus -n "test (__habitus_node) = 'memory retain'" -l id -r
+complete -c habitus -n "test (__habitus_node) = 'memory retain'" -l importance -r
+complete -c habitus -n "test (__habitus_node) = 'memory retain'" -l kind -r
+complete -c habitus -n "test (__habitus_node) = 'memory retain'" -l metadata -r
+complete -c habitus -n "test (__habitus_node) = 'memory retain'" -l namespace -r
+complete -c habitus -n "test (__habitus_node) = 'memory retain'" -l nl
+complete -c habitus -n "test (__habitus_node) = 'memory retain'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'memory retain'" -l relevance -r
+complete -c habitus -n "test (__habitus_node) = 'memory retain'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'memory retain'" -l scope -x -a 'global project'
+complete -c habitus -n "test (__habitus_node) = 'memory retain'" -l store -x -a 'global project'
+complete -c habitus -n "test (__habitus_node) = 'memory retain'" -l tags -r
+complete -c habitus -n "test (__habitus_node) = 'memory retain'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l both
+complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l confidence-gte -r
+complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l confidence-lte -r
+complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l expires -x -a 'active expired any'
+complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l full
+complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l help
+complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l importance-gte -r
+complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l importance-lte -r
+complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l kind -r
+complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l limit -r
+complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l namespace -r
+complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l offset -r
+complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l order -x -a 'asc desc'
+complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l order-by -x -a 'relevance updated_at created_at id importance confidence'
+complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l removed -x -a 'exclude only include'
+complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l scope -x -a 'global project'
+complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l source -r
+complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l store -x -a 'global project'
+complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l tag -r
+complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'memory unpin'" -l help
+complete -c habitus -n "test (__habitus_node) = 'memory unpin'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'memory unpin'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'memory unpin'" -l store -x -a 'global project'
+complete -c habitus -n "test (__habitus_node) = 'memory unpin'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'memory verify'" -l help
+complete -c habitus -n "test (__habitus_node) = 'memory verify'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'memory verify'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'memory verify'" -l store -x -a 'global project'
+complete -c habitus -n "test (__habitus_node) = 'memory verify'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'restore'" -l harness -x -a 'claude-code codex gemini pi generic'
 complete -c habitus -n "test (__habitus_node) = 'restore'" -l help
 complete -c habitus -n "test (__habitus_node) = 'schedule'" -a install -d 'Write the systemd user units and enable the timer.'

@@ -29,7 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "dedupe": ("habitus.commands.stubs:dedupe", "Find and resolve possible duplicate habits."),
     "demo": ("habitus.commands.demo", "Run a short guided tour on a temporary state root."),
     "habit": ("habitus.commands.stubs:habit", "Review habits: list, show, declare, approve, reject, ..."),
-    "memory": ("habitus.commands.stubs:memory", "Retain, recall and retrieve durable memories."),
+    "memory": ("habitus.commands.memory", "Retain, recall and retrieve durable memories."),
     "restore": ("habitus.commands.stubs:restore", "Restore the state root from a backup."),
     "schedule": ("habitus.commands.schedule", "Install, check or remove the daily analyze timer."),
     "select": ("habitus.commands.stubs:select", "Choose the approved habits that apply to a prompt."),

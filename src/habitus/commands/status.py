@@ -11,7 +11,7 @@ import click
 from habitus import __version__, io
 from habitus.options import output_options, state_options
 from habitus.state import config as configuration
-from habitus.state import errorlog, ledger
+from habitus.state import errorlog, ledger, memory_store
 from habitus.state.db import Store
 from habitus.state.root import StateRoot
 
@@ -56,7 +56,10 @@ def report(root: StateRoot, *, wait: float) -> dict[str, Any]:
             "analyzer": f"model:{config.get('analyze.model')}" if config.get("analyze.model") else "local",
             "select_judge": config.get("select.judge"),
         },
-        "stores": {"ledger": store_status(ledger.store(root, wait=wait))},
+        "stores": {
+            "ledger": store_status(ledger.store(root, wait=wait)),
+            "memory": store_status(memory_store.store(root.memory, label="global", wait=wait)),
+        },
         "errors": {"path": str(root.errors), "logged": errorlog.count(root)},
     }
 

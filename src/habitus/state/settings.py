@@ -131,6 +131,22 @@ SETTINGS: tuple[Setting, ...] = (
         minimum=0,
         maximum=100_000,
     ),
+    Setting(
+        "memory.observe_chunk_chars",
+        int,
+        60_000,
+        "Most characters of new transcript one `memory observe` run reads (the rest waits for the next run).",
+        minimum=1_000,
+        maximum=2_000_000,
+    ),
+    Setting(
+        "memory.prune_budget",
+        int,
+        10_000,
+        "Token budget `memory prune` prunes a stream's observations toward when --budget is not given.",
+        minimum=0,
+        maximum=10_000_000,
+    ),
     # advise
     Setting("advise.enabled", bool, False, "Run advise reviews from hooks (off until enabled)."),
     Setting(

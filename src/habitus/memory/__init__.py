@@ -1,0 +1,1 @@
+"""Durable memory: records, search, the injection index, integrity checks, and observational memory."""

@@ -1,0 +1,139 @@
+"""Where memory lives: the global store in the state root, a project store in the current repository.
+
+- `global`: `<root>/memory.sqlite`.
+- `project`: `<repo>/.habitus/memory.sqlite`, where `<repo>` is the nearest folder at or above the current
+  directory (or a hook event's `cwd`) that holds a `.git` folder or file (worktrees have a file).
+  Outside a repository there is no project store: naming it explicitly is an error (`no_project`),
+  while `retrieve --both` and `index` simply use the global store alone.
+
+A store is opened lazily. Read paths use `reader()`, which never creates a file or folder (a missing
+store reads as empty); only writers create it, and creating a project store also writes
+`.habitus/.gitignore` (`*`) so that memories are never committed by accident.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import urllib.parse
+from pathlib import Path
+
+from habitus.errors import HabitusError
+from habitus.state import files, memory_store
+from habitus.state.root import StateRoot
+
+STORES = ("global", "project")
+CACHE_KIB = 32 * 1024
+
+
+def find_repo(start: Path) -> Path | None:
+    """The nearest folder at or above start holding `.git`, or None."""
+    here = Path(os.path.abspath(start))
+    for folder in (here, *here.parents):
+        if os.path.lexists(folder / ".git"):
+            return folder
+    return None
+
+
+class MemoryStore:
+    """One memory database (global or project), opened at most once per mode."""
+
+    def __init__(self, name: str, path: Path, *, wait: float) -> None:
+        self.name = name
+        self.path = path
+        self.db = memory_store.store(path, label=name, wait=wait)
+        self._reader: sqlite3.Connection | None = None
+        self._writer: sqlite3.Connection | None = None
+
+    def exists(self) -> bool:
+        return self.db.exists()
+
+    def reader(self) -> sqlite3.Connection | None:
+        """A read-only connection, or None when the store does not exist (nothing is created)."""
+        if self._writer is not None:
+            return self._writer
+        if self._reader is None:
+            try:
+                self._reader = self.db.open_read()
+                if self._reader is not None:
+                    _tune(self._reader)
+            except HabitusError as exc:
+                if exc.code != "schema_outdated" or not self._blank():
+                    raise
+        return self._reader
+
+    def _blank(self) -> bool:
+        """Whether the file is an empty, never-migrated database (a first write that failed or is still
+        running): it holds no memories, so a reader treats it as absent. Anything else stays refused."""
+        uri = "file:" + urllib.parse.quote(str(self.path)) + "?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, timeout=self.db.wait)
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            return version == 0 and tables == 0
+        except sqlite3.Error:
+            return False
+        finally:
+            conn.close()
+
+    def writer(self) -> sqlite3.Connection:
+        """A read-write connection, creating and migrating the store when needed."""
+        if self._writer is None:
+            if self.name == "project":
+                _prepare_project_folder(self.path.parent)
+            self._writer = self.db.open_write()
+            _tune(self._writer)
+        return self._writer
+
+    def close(self) -> None:
+        for conn in (self._reader, self._writer):
+            if conn is not None:
+                conn.close()
+        self._reader = self._writer = None
+
+
+def _tune(conn: sqlite3.Connection) -> None:
+    """A page cache large enough for a 100k-record search to stay in memory (allocated only as used)."""
+    conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+
+
+def _prepare_project_folder(folder: Path) -> None:
+    files.ensure_dir(folder)
+    ignore = folder / ".gitignore"
+    if files.create_private(ignore):
+        fd = files.open_private(ignore, os.O_WRONLY)
+        try:
+            os.write(fd, b"# habitus memory: private, never commit\n*\n")
+        finally:
+            os.close(fd)
+
+
+def project_path(cwd: Path | None = None) -> Path | None:
+    repo = find_repo(cwd if cwd is not None else Path.cwd())
+    return None if repo is None else repo / ".habitus" / "memory.sqlite"
+
+
+def open_store(root: StateRoot, name: str, *, wait: float, cwd: Path | None = None) -> MemoryStore:
+    """The named store; `no_project` when the project store is asked for outside a repository."""
+    if name == "global":
+        return MemoryStore("global", root.memory, wait=wait)
+    if name != "project":
+        raise HabitusError("bad_request", "request.store: expected global or project")
+    path = project_path(cwd)
+    if path is None:
+        raise HabitusError(
+            "no_project",
+            f"{cwd or Path.cwd()}: not inside a git repository, so there is no project memory store",
+            hint="run it inside a repository, or use --store global",
+        )
+    return MemoryStore("project", path, wait=wait)
+
+
+def both(root: StateRoot, *, wait: float, cwd: Path | None = None) -> list[MemoryStore]:
+    """The project store (when inside a repository) then the global store."""
+    stores = []
+    path = project_path(cwd)
+    if path is not None:
+        stores.append(MemoryStore("project", path, wait=wait))
+    stores.append(MemoryStore("global", root.memory, wait=wait))
+    return stores

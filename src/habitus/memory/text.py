@@ -1,0 +1,60 @@
+"""Small text measures shared by observational memory: one-line forms, tokens, overlap, identifiers.
+
+`similarity` is word-set overlap (Jaccard). It is the offline default; when the embedding engine lands,
+`Similarity` is the seam where a vector similarity plugs in (same signature, 0..1).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+
+_SPACE = re.compile(r"\s+")
+_WORD = re.compile(r"[\w']+", re.UNICODE)
+# Things a summary must not lose: paths, hashes, error codes, versions, URLs, issue numbers.
+_IDENTIFIER = re.compile(
+    r"(?:[\w.-]*/[\w./-]+|\b[0-9a-f]{7,40}\b|\b[A-Z]{2,}[-_]?\d+\b|\bv?\d+\.\d+(?:\.\d+)?\b|https?://\S+|#\d+\b)"
+)
+
+Similarity = Callable[[str, str], float]
+
+
+def one_line(text: str) -> str:
+    return _SPACE.sub(" ", text).strip()
+
+
+def clip(text: str, limit: int) -> str:
+    """text cut at a word boundary to at most limit characters, with an ellipsis when cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space > limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:") + "…"
+
+
+def normal(text: str) -> str:
+    """The comparison form: lowercase words joined by single spaces."""
+    return " ".join(_WORD.findall(text.lower()))
+
+
+def words(text: str) -> set[str]:
+    return set(_WORD.findall(text.lower()))
+
+
+def similarity(a: str, b: str) -> float:
+    left, right = words(a), words(b)
+    if not left or not right:
+        return 0.0
+    return len(left & right) / len(left | right)
+
+
+def tokens(text: str) -> int:
+    """Estimated model tokens of text (ceil(chars / 4), the usual rule of thumb)."""
+    return math.ceil(len(text) / 4)
+
+
+def has_identifier(text: str) -> bool:
+    return bool(_IDENTIFIER.search(text))

@@ -1,0 +1,107 @@
+"""Memory stores: the global one (`<root>/memory.sqlite`) and a project's (`<repo>/.habitus/memory.sqlite`).
+
+Both share this schema and its ordered migrations (separate from the ledger's). Canonical rows live in
+`memories`; `memory_tags` and `memories_fts` are derived from them and can always be rebuilt
+(`habitus memory repair --rebuild-fts`). Append migrations; never edit one that is on main.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from habitus.state.db import Migration, Store, sql_migration
+
+KINDS = ("note", "decision", "preference", "fact", "instruction", "observation", "reflection")
+SCOPES = ("project", "global")
+RELEVANCES = ("low", "medium", "high", "critical")
+
+# `memories_live` makes counting live records cheap, but the planner (without statistics) takes
+# `removed_at IS NULL` for selective: queries that page or filter by another index write `+removed_at`.
+# `seq` never reuses a number (AUTOINCREMENT), so it can serve as a watermark (reflect).
+# `source` is a copy of metadata.source (derived, checked by verify) so that it can be indexed:
+# json_extract in a generated column is refused under `trusted_schema=OFF`.
+#
+# The FTS table is recreated from this exact statement by `repair --rebuild-fts`. It stores the search
+# text (content with CJK characters spaced out, see habitus.memory.search.index_text) under the
+# memory's `seq` as rowid. Removed records are not in it; expired ones are (they can be listed).
+FTS_TABLE_SQL = (
+    "CREATE VIRTUAL TABLE memories_fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2')"
+)
+
+
+def _quoted(values: tuple[str, ...]) -> str:
+    return ", ".join(f"'{v}'" for v in values)
+
+
+MIGRATIONS: list[Migration] = [
+    sql_migration(
+        "0001_memories",
+        f"""
+        CREATE TABLE memory_meta (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        ) STRICT;
+
+        CREATE TABLE memories (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            content TEXT NOT NULL CHECK (length(content) > 0),
+            kind TEXT NOT NULL CHECK (kind IN ({_quoted(KINDS)})),
+            scope TEXT NOT NULL CHECK (scope IN ({_quoted(SCOPES)})),
+            namespace TEXT NOT NULL,
+            tags TEXT NOT NULL,
+            importance REAL NOT NULL CHECK (importance >= 0 AND importance <= 1),
+            confidence REAL NOT NULL CHECK (confidence >= 0 AND confidence <= 1),
+            relevance TEXT CHECK (relevance IS NULL OR relevance IN ({_quoted(RELEVANCES)})),
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            expires_at TEXT,
+            removed_at TEXT,
+            metadata TEXT NOT NULL,
+            source TEXT
+        ) STRICT;
+
+        CREATE INDEX memories_live ON memories (removed_at, expires_at);
+        CREATE INDEX memories_updated ON memories (updated_at);
+        CREATE INDEX memories_created ON memories (created_at);
+        CREATE INDEX memories_namespace ON memories (namespace, updated_at);
+        CREATE INDEX memories_kind ON memories (kind, updated_at);
+        CREATE INDEX memories_source ON memories (source);
+
+        CREATE TABLE memory_tags (
+            seq INTEGER NOT NULL REFERENCES memories (seq) ON DELETE CASCADE,
+            tag TEXT NOT NULL,
+            PRIMARY KEY (seq, tag)
+        ) STRICT, WITHOUT ROWID;
+
+        CREATE INDEX memory_tags_tag ON memory_tags (tag, seq);
+
+        CREATE TABLE memory_pins (
+            id TEXT PRIMARY KEY,
+            pinned_at TEXT NOT NULL
+        ) STRICT, WITHOUT ROWID;
+
+        {FTS_TABLE_SQL};
+        """,
+    ),
+    sql_migration(
+        "0002_watermarks",
+        """
+        CREATE TABLE memory_watermarks (
+            job TEXT NOT NULL CHECK (job IN ('observe', 'reflect')),
+            stream TEXT NOT NULL,
+            position INTEGER NOT NULL CHECK (position >= 0),
+            runs INTEGER NOT NULL DEFAULT 0,
+            produced INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (job, stream)
+        ) STRICT, WITHOUT ROWID;
+        """,
+    ),
+]
+
+
+def store(path: Path, *, label: str, wait: float = 5.0) -> Store:
+    """The memory store at path (global: `StateRoot.memory`; project: `<repo>/.habitus/memory.sqlite`)."""
+    return Store(path, MIGRATIONS, label=f"{label} memory", wait=wait)
