@@ -124,7 +124,7 @@ class Store:
         conn = self._connect_rw()
         try:
             version = self._checked_version(conn, writable=True)
-            self._pragma(conn, "PRAGMA journal_mode=WAL")
+            self._ensure_wal(conn)
             if version < self.current_version:
                 self._migrate(conn)
         except BaseException:
@@ -192,6 +192,22 @@ class Store:
             return conn.execute(statement).fetchall()
         except sqlite3.Error as exc:
             raise translate(exc, self.path) from None
+
+    def _ensure_wal(self, conn: sqlite3.Connection) -> None:
+        # Switching the journal mode needs an exclusive lock and SQLite may answer "busy" at once
+        # without calling the busy handler, so retry here until --wait runs out.
+        deadline = time.monotonic() + self.wait
+        while True:
+            try:
+                if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                    conn.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc).lower() and "busy" not in str(exc).lower():
+                    raise translate(exc, self.path) from None
+                if time.monotonic() >= deadline:
+                    raise translate(exc, self.path) from None
+                time.sleep(0.01)
 
     def _checked_version(self, conn: sqlite3.Connection, *, writable: bool) -> int:
         """Read the version and check the history in one read transaction, so both come from the same
