@@ -86,6 +86,13 @@ def _target(ledger: Any, ref: str | None, checksum: str | None) -> tuple[str, st
     return ref, checksum
 
 
+def _stage(habit: dict[str, Any], observations: int, days: int) -> str:
+    """reviewable/collecting for analyzed habits; declared ones need no repeated evidence."""
+    from habitus.habits.store import stage
+
+    return "declared" if habit["origin"] == "declared" else stage(observations, days)
+
+
 @cli.command("list")
 @click.option(
     "--status",
@@ -131,7 +138,7 @@ def list_command(
         item["evidence"] = {
             "observations": observations,
             "days": days,
-            "stage": store.stage(observations, days),
+            "stage": _stage(habit, observations, days),
         }
         item["pending_relations"] = pending.get(habit["id"], [])
         items.append(item)
@@ -169,7 +176,11 @@ def show_command(ref: str | None, root: StateRoot, wait: float, pretty: bool) ->
         body["evidence"] = [
             {k: e[k] for k in ("ref", "day", "note", "actor", "created_at")} for e in evidence
         ]
-        body["evidence_summary"] = {"observations": stats[0], "days": stats[1], "stage": store.stage(*stats)}
+        body["evidence_summary"] = {
+            "observations": stats[0],
+            "days": stats[1],
+            "stage": _stage(habit, *stats),
+        }
         body["relations"] = [
             {
                 k: r[k]
