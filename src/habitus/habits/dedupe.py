@@ -21,7 +21,16 @@ from typing import TYPE_CHECKING, Any
 from habitus.errors import HabitusError, bad_request
 from habitus.habits import law as lawmod
 from habitus.habits import lifecycle, rows, similar, snapshot, vectors
-from habitus.habits.store import APPROVED, Ledger, evidence, get_habit, habits, is_approved, law_valid
+from habitus.habits.store import (
+    APPROVED,
+    Ledger,
+    evidence,
+    get_habit,
+    habits,
+    is_approved,
+    law_valid,
+    relations,
+)
 
 if TYPE_CHECKING:
     from habitus.embed.engine import Embedder
@@ -74,8 +83,7 @@ def scan(ledger: Ledger, embedder: Embedder, *, actor: str = "user") -> dict[str
                 )
                 if relation is not None:
                     (opened if was_opened else pending).append(relation["id"])
-        for row in ledger.conn.execute("SELECT * FROM habit_relations WHERE decision = 'pending'").fetchall():
-            relation = rows.verify("habit_relations", row)
+        for relation in relations(ledger.conn, pending=True):
             pair = (relation["habit_a"], relation["habit_b"])
             if pair[0] in scanned and pair[1] in scanned and pair not in above:
                 updated = rows.update(ledger.conn, "habit_relations", relation, decision="dismissed")
@@ -124,13 +132,14 @@ def describe(ledger: Ledger, relation: dict[str, Any], law: lawmod.Law | None = 
 
 def list_relations(ledger: Ledger, *, include_decided: bool = False) -> dict[str, Any]:
     """Relations (pending only unless include_decided), numbered; remembers the numbering 15 minutes."""
-    where = "" if include_decided else "WHERE decision = 'pending'"
     law = lawmod.load(ledger.root)
     with ledger.tx():
-        found = ledger.conn.execute(
-            f"SELECT * FROM habit_relations {where} ORDER BY decision != 'pending', similarity_bp DESC, id"
-        ).fetchall()
-        items = [describe(ledger, rows.verify("habit_relations", r), law) for r in found]
+        found = relations(ledger.conn)  # every row verified, so tampering cannot hide a relation
+        chosen = sorted(
+            (r for r in found if include_decided or r["decision"] == "pending"),
+            key=lambda r: (r["decision"] != "pending", -r["similarity_bp"], r["id"]),
+        )
+        items = [describe(ledger, r, law) for r in chosen]
         expires = snapshot.write(ledger.conn, "relations", [(i["id"], i["checksum"]) for i in items])
     numbered = [{"n": number, **item} for number, item in enumerate(items, start=1)]
     return {"items": numbered, "snapshot_expires_ms": expires}

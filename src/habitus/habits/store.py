@@ -81,14 +81,14 @@ def get_habit(conn: sqlite3.Connection, habit_id: str) -> dict[str, Any]:
 
 
 def habits(conn: sqlite3.Connection, statuses: tuple[str, ...] = STATUSES) -> list[dict[str, Any]]:
-    """Verified habits with these statuses, ordered by status, confidence (high first), then id."""
-    marks = ", ".join("?" for _ in statuses)
+    """Habits with these statuses, ordered by status, confidence (high first), then id.
+
+    Every habit row is verified, not only the ones returned, so a row tampered into another
+    status cannot hide from a listing."""
     order = " ".join(f"WHEN '{s}' THEN {i}" for i, s in enumerate(STATUSES))
-    query = (
-        f"SELECT * FROM habits WHERE status IN ({marks}) "
-        f"ORDER BY CASE status {order} END, confidence_bp DESC, id"
-    )
-    return [rows.verify("habits", r) for r in conn.execute(query, statuses)]
+    query = f"SELECT * FROM habits ORDER BY CASE status {order} END, confidence_bp DESC, id"
+    verified = [rows.verify("habits", r) for r in conn.execute(query)]
+    return [h for h in verified if h["status"] in statuses]
 
 
 def evidence(conn: sqlite3.Connection, habit_id: str) -> list[dict[str, Any]]:
@@ -105,15 +105,11 @@ def evidence_stats(conn: sqlite3.Connection) -> dict[str, tuple[int, int]]:
 def relations(
     conn: sqlite3.Connection, habit_id: str | None = None, *, pending: bool = False
 ) -> list[dict[str, Any]]:
-    clauses, params = [], []
-    if habit_id is not None:
-        clauses.append("(habit_a = ? OR habit_b = ?)")
-        params += [habit_id, habit_id]
-    if pending:
-        clauses.append("decision = 'pending'")
-    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    """Relations (of one habit), verified whatever their decision, strongest first."""
+    where, params = ("WHERE habit_a = ? OR habit_b = ?", [habit_id, habit_id]) if habit_id else ("", [])
     found = conn.execute(f"SELECT * FROM habit_relations {where} ORDER BY similarity_bp DESC, id", params)
-    return [rows.verify("habit_relations", r) for r in found]
+    verified = [rows.verify("habit_relations", r) for r in found]
+    return [r for r in verified if r["decision"] == "pending"] if pending else verified
 
 
 def audit_of(conn: sqlite3.Connection, target: str) -> list[dict[str, Any]]:
