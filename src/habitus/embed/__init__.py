@@ -27,6 +27,7 @@ import unicodedata
 from typing import TYPE_CHECKING
 
 from habitus import io
+from habitus.errors import HabitusError
 
 if TYPE_CHECKING:
     from habitus.embed.engine import Embedder
@@ -53,13 +54,23 @@ def vector_checksum(blob: bytes) -> str:
 
 def load_embedder(root: StateRoot, name: str | None = None, *, threads: int | None = None) -> Embedder:
     """The embedder for model `name` (default: the `embed.model` setting), verified and loaded once
-    per process. Raises `not_found` for an unknown name, `checksum_mismatch`/`model_unavailable`
-    (exit 3) when its files do not verify or load."""
+    per process. Raises `not_found` for an unknown explicit name; `model_unavailable` (exit 3) when
+    the configured model is gone or its files do not load; `checksum_mismatch` (exit 3) when they
+    do not verify."""
     from habitus.embed import engine, registry
     from habitus.state import config as configuration
 
     config = configuration.load(root)
-    spec = registry.resolve(root, name or config.get("embed.model"))
+    try:
+        spec = registry.resolve(root, name or config.get("embed.model"))
+    except HabitusError as exc:
+        if name is not None or exc.code != "not_found":
+            raise
+        raise HabitusError(
+            "model_unavailable",
+            f"the configured embedding model {config.get('embed.model')} is not installed",
+            hint="`habitus model list`; `habitus model use default`",
+        ) from None
     return engine.get(root, spec, threads=threads or config.get("embed.threads"))
 
 
