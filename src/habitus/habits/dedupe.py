@@ -86,15 +86,14 @@ def scan(ledger: Ledger, embedder: Embedder, *, actor: str = "user") -> dict[str
         for relation in relations(ledger.conn, pending=True):
             pair = (relation["habit_a"], relation["habit_b"])
             if pair[0] in scanned and pair[1] in scanned and pair not in above:
-                updated = rows.update(ledger.conn, "habit_relations", relation, decision="dismissed")
-                rows.audit(
+                rows.change(
                     ledger.conn,
-                    relation["id"],
+                    "habit_relations",
+                    relation,
                     "dismiss",
                     actor,
-                    before=relation["checksum"],
-                    after=updated["checksum"],
-                    why="below_threshold",
+                    note={"why": "below_threshold"},
+                    decision="dismissed",
                 )
                 dismissed.append(relation["id"])
     return {
@@ -181,17 +180,7 @@ def _roles(
 
 
 def _archive(ledger: Ledger, habit: dict[str, Any], reason: str, actor: str, action: str) -> dict[str, Any]:
-    updated = rows.update(ledger.conn, "habits", habit, status="archived", reason=reason)
-    rows.audit(
-        ledger.conn,
-        habit["id"],
-        action,
-        actor,
-        before=habit["checksum"],
-        after=updated["checksum"],
-        status=[habit["status"], "archived"],
-    )
-    return updated
+    return rows.change(ledger.conn, "habits", habit, action, actor, status="archived", reason=reason)
 
 
 def resolve(
@@ -271,22 +260,14 @@ def resolve(
                 actor,
             )
             if other["confidence_bp"] > survivor["confidence_bp"] or copied:
-                before = survivor
-                survivor = rows.update(
+                survivor = rows.change(
                     ledger.conn,
                     "habits",
                     survivor,
-                    confidence_bp=max(other["confidence_bp"], survivor["confidence_bp"]),
-                )
-                rows.audit(
-                    ledger.conn,
-                    survivor["id"],
                     "merge",
                     actor,
-                    before=before["checksum"],
-                    after=survivor["checksum"],
-                    absorbed=other["id"],
-                    evidence=copied,
+                    note={"absorbed": other["id"], "evidence": copied},
+                    confidence_bp=max(other["confidence_bp"], survivor["confidence_bp"]),
                 )
             other = _archive(ledger, other, f"merged:{survivor['id']}", actor, "merge")
             changed = [survivor["id"], other["id"]]
@@ -306,22 +287,14 @@ def resolve(
                     survivor = lifecycle._activate(ledger, survivor, law, actor=actor, action="supersede")
                 changed = [survivor["id"], other["id"]]
         if refusal is None:
-            relation = get_relation(ledger, relation_id)
-            updated = rows.update(
+            updated = rows.change(
                 ledger.conn,
                 "habit_relations",
-                relation,
-                decision=decision,
-                survivor=None if action == "keep-separate" else survivor["id"],
-            )
-            rows.audit(
-                ledger.conn,
-                relation_id,
+                get_relation(ledger, relation_id),
                 "resolve",
                 actor,
-                before=relation["checksum"],
-                after=updated["checksum"],
                 decision=decision,
+                survivor=None if action == "keep-separate" else survivor["id"],
             )
             dismissed = (
                 similar.dismiss_pending(ledger.conn, other["id"], actor=actor, why=decision)

@@ -161,29 +161,19 @@ def _gate(
 def _activate(
     ledger: Ledger, habit: dict[str, Any], law: lawmod.Law, *, actor: str, action: str
 ) -> dict[str, Any]:
-    now = utc_now()
-    updated = rows.update(
+    return rows.change(
         ledger.conn,
         "habits",
         habit,
+        action,
+        actor,
         status="active",
         approved_wording=habit["wording"],
-        approved_at=now if not is_approved(habit) else habit["approved_at"],
+        approved_at=habit["approved_at"] if is_approved(habit) else utc_now(),
         law=law.fingerprint,
         law_findings="[]",
         reason=None,
-        updated_at=now,
     )
-    rows.audit(
-        ledger.conn,
-        habit["id"],
-        action,
-        actor,
-        before=habit["checksum"],
-        after=updated["checksum"],
-        status=[habit["status"], "active"],
-    )
-    return updated
 
 
 def _refuse(gate: Gate, habit_id: str) -> HabitusError:
@@ -308,34 +298,33 @@ def enable(
     )
 
 
-def _transition(
-    ledger: Ledger,
-    habit_id: str,
-    checksum: str | None,
-    *,
-    allowed: tuple[str, ...],
-    to: str,
-    action: str,
-    outcome: str,
-    reason: str | None,
-    actor: str,
+# action -> (statuses it applies to, new status, outcome, reason recorded)
+TRANSITIONS: dict[str, tuple[tuple[str, ...], str, str, str | None]] = {
+    "reject": (("candidate", "suppressed_by_law"), "archived", "rejected", "rejected"),
+    "disable": (("active", "dormant"), "disabled", "disabled", None),
+    "archive": (
+        ("candidate", "active", "disabled", "dormant", "suppressed_by_law"),
+        "archived",
+        "archived",
+        "archived",
+    ),
+    "dormant": (("active",), "dormant", "dormant", "contradicted"),
+}
+
+
+def transition(
+    ledger: Ledger, action: str, habit_id: str, checksum: str | None = None, *, actor: str = "user"
 ) -> dict[str, Any]:
+    """A change of status that activates nothing (see TRANSITIONS); archiving also dismisses the
+    habit's pending relations."""
+    allowed, to, outcome, reason = TRANSITIONS[action]
     with ledger.tx():
         habit = get_habit(ledger.conn, habit_id)
         check_review(habit, checksum)
         if habit["status"] == to:
             return {"habit": public(habit), "outcome": "unchanged"}
         _check_status(habit, allowed, action)
-        updated = rows.update(ledger.conn, "habits", habit, status=to, reason=reason)
-        rows.audit(
-            ledger.conn,
-            habit_id,
-            action,
-            actor,
-            before=habit["checksum"],
-            after=updated["checksum"],
-            status=[habit["status"], to],
-        )
+        updated = rows.change(ledger.conn, "habits", habit, action, actor, status=to, reason=reason)
         dismissed = (
             similar.dismiss_pending(ledger.conn, habit_id, actor=actor, why=action)
             if to == "archived"
@@ -351,67 +340,75 @@ def reject(
     ledger: Ledger, habit_id: str, checksum: str | None = None, *, actor: str = "user"
 ) -> dict[str, Any]:
     """A candidate the human does not want: archived with reason `rejected` (analyze will not re-propose it)."""
-    return _transition(
-        ledger,
-        habit_id,
-        checksum,
-        allowed=("candidate", "suppressed_by_law"),
-        to="archived",
-        action="reject",
-        outcome="rejected",
-        reason="rejected",
-        actor=actor,
-    )
+    return transition(ledger, "reject", habit_id, checksum, actor=actor)
 
 
 def disable(
     ledger: Ledger, habit_id: str, checksum: str | None = None, *, actor: str = "user"
 ) -> dict[str, Any]:
-    return _transition(
-        ledger,
-        habit_id,
-        checksum,
-        allowed=("active", "dormant"),
-        to="disabled",
-        action="disable",
-        outcome="disabled",
-        reason=None,
-        actor=actor,
-    )
+    return transition(ledger, "disable", habit_id, checksum, actor=actor)
 
 
 def archive(
     ledger: Ledger, habit_id: str, checksum: str | None = None, *, actor: str = "user"
 ) -> dict[str, Any]:
-    return _transition(
-        ledger,
-        habit_id,
-        checksum,
-        allowed=("candidate", "active", "disabled", "dormant", "suppressed_by_law"),
-        to="archived",
-        action="archive",
-        outcome="archived",
-        reason="archived",
-        actor=actor,
-    )
+    return transition(ledger, "archive", habit_id, checksum, actor=actor)
 
 
 def mark_dormant(ledger: Ledger, habit_id: str, *, actor: str = "analyze") -> dict[str, Any]:
     """For analyze: an active habit strongly contradicted by recent evidence goes dormant (not deleted)."""
-    return _transition(
-        ledger,
-        habit_id,
-        None,
-        allowed=("active",),
-        to="dormant",
-        action="dormant",
-        outcome="dormant",
-        reason="contradicted",
-        actor=actor,
-    )
+    return transition(ledger, "dormant", habit_id, actor=actor)
 
 
 # -- declare --------------------------------------------------------------------------------------
+
+
+def _law_fields(law: lawmod.Law, findings: list[dict[str, Any]]) -> dict[str, Any]:
+    """A new or reworded candidate's law check: suppressed when the law blocks it."""
+    return {
+        "status": "suppressed_by_law" if findings else "candidate",
+        "reason": "law:candidate" if findings else None,
+        "law": law.fingerprint,
+        "law_findings": io.canonical(findings).decode(),
+    }
+
+
+def _insert(
+    ledger: Ledger,
+    condition: str,
+    behavior: str,
+    polarity: int,
+    confidence: int,
+    origin: str,
+    key: str | None,
+    law: lawmod.Law,
+    findings: list[dict[str, Any]],
+    actor: str,
+) -> dict[str, Any]:
+    """Insert a new inactive habit (candidate, or suppressed_by_law) with its audit entry."""
+    now = utc_now()
+    habit = rows.insert(
+        ledger.conn,
+        "habits",
+        {
+            "id": rows.new_id(ledger.conn, "habits", "h"),
+            "condition": condition,
+            "behavior": behavior,
+            "polarity": polarity,
+            "confidence_bp": confidence,
+            "origin": origin,
+            "candidate_key": key,
+            "wording": wording_checksum(condition, behavior, polarity),
+            "approved_wording": None,
+            "approved_at": None,
+            "created_at": now,
+            "updated_at": now,
+            **_law_fields(law, findings),
+        },
+    )
+    action = "declare" if origin == "declared" else "propose"
+    rows.audit(ledger.conn, habit["id"], action, actor, after=habit["checksum"], status=habit["status"])
+    return habit
 
 
 def _same_wording(ledger: Ledger, wording: str) -> dict[str, Any] | None:
@@ -463,31 +460,8 @@ def declare(
             return {"habit": public(same), "outcome": "exists"}
         law = lawmod.load(ledger.root)
         findings = lawmod.check_law(condition, behavior, law)
-        now = utc_now()
-        habit = rows.insert(
-            ledger.conn,
-            "habits",
-            {
-                "id": rows.new_id(ledger.conn, "habits", "h"),
-                "condition": condition,
-                "behavior": behavior,
-                "polarity": polarity,
-                "confidence_bp": confidence,
-                "status": "suppressed_by_law" if findings else "candidate",
-                "origin": "declared",
-                "candidate_key": None,
-                "wording": wording,
-                "approved_wording": None,
-                "approved_at": None,
-                "law": law.fingerprint,
-                "law_findings": io.canonical(findings).decode(),
-                "reason": "law:candidate" if findings else None,
-                "created_at": now,
-                "updated_at": now,
-            },
-        )
-        rows.audit(
-            ledger.conn, habit["id"], "declare", actor, after=habit["checksum"], status=habit["status"]
+        habit = _insert(
+            ledger, condition, behavior, polarity, confidence, "declared", None, law, findings, actor
         )
         vectors.store(ledger.conn, habit["id"], prepared)
         if findings:
@@ -542,17 +516,7 @@ def recheck(
                 restored.append(habit["id"])
             if all(habit[k] == v for k, v in changes.items()):
                 continue
-            new = rows.update(ledger.conn, "habits", habit, **changes)
-            rows.audit(
-                ledger.conn,
-                habit["id"],
-                "recheck",
-                actor,
-                before=habit["checksum"],
-                after=new["checksum"],
-                status=[habit["status"], new["status"]],
-                law=law.fingerprint,
-            )
+            rows.change(ledger.conn, "habits", habit, "recheck", actor, **changes)
             updated_count += 1
     result: dict[str, Any] = {
         "checked": len(targets),
@@ -680,7 +644,6 @@ def propose_candidate(
     if rejected is not None:
         return {"id": rejected[0], "outcome": "rejected_before", "status": "archived"}
     findings = lawmod.check_law(condition, behavior, law)
-    law_fields = {"law": law.fingerprint, "law_findings": io.canonical(findings).decode()}
     habit = _same_wording(ledger, wording)
     outcome = "evidence_added"
     if habit is None and key is not None:
@@ -691,53 +654,30 @@ def propose_candidate(
         ).fetchone()
         if row is not None:
             before = rows.verify("habits", row)
-            habit = rows.update(
+            habit = rows.change(
                 conn,
                 "habits",
                 before,
+                "reword",
+                actor,
                 condition=condition,
                 behavior=behavior,
                 polarity=polarity,
                 wording=wording,
                 confidence_bp=max(confidence, before["confidence_bp"]),
-                status="suppressed_by_law" if findings else "candidate",
-                reason="law:candidate" if findings else None,
-                **law_fields,
+                **_law_fields(law, findings),
             )
-            rows.audit(conn, habit["id"], "reword", actor, before=before["checksum"], after=habit["checksum"])
             similar.dismiss_pending(conn, habit["id"], actor=actor, why="reworded")
             outcome = "reworded"
     if habit is None:
-        now = utc_now()
-        habit = rows.insert(
-            conn,
-            "habits",
-            {
-                "id": rows.new_id(conn, "habits", "h"),
-                "condition": condition,
-                "behavior": behavior,
-                "polarity": polarity,
-                "confidence_bp": confidence,
-                "status": "suppressed_by_law" if findings else "candidate",
-                "origin": "analyzed",
-                "candidate_key": key,
-                "wording": wording,
-                "approved_wording": None,
-                "approved_at": None,
-                "reason": "law:candidate" if findings else None,
-                "created_at": now,
-                "updated_at": now,
-                **law_fields,
-            },
+        habit = _insert(
+            ledger, condition, behavior, polarity, confidence, "analyzed", key, law, findings, actor
         )
-        rows.audit(conn, habit["id"], "propose", actor, after=habit["checksum"], status=habit["status"])
         outcome = "created"
     elif (
         outcome == "evidence_added" and habit["status"] == "candidate" and confidence > habit["confidence_bp"]
     ):
-        before = habit
-        habit = rows.update(conn, "habits", habit, confidence_bp=confidence)
-        rows.audit(conn, habit["id"], "strengthen", actor, before=before["checksum"], after=habit["checksum"])
+        habit = rows.change(conn, "habits", habit, "strengthen", actor, confidence_bp=confidence)
     added = _add_evidence(ledger, habit["id"], items, actor)
     observations, days = evidence_stats(conn).get(habit["id"], (0, 0))
     result: dict[str, Any] = {

@@ -119,6 +119,30 @@ def update(conn: sqlite3.Connection, table: str, current: dict[str, Any], **chan
     return new
 
 
+def change(
+    conn: sqlite3.Connection,
+    table: str,
+    current: dict[str, Any],
+    action: str,
+    actor: str,
+    *,
+    note: dict[str, Any] | None = None,
+    **changes: Any,
+) -> dict[str, Any]:
+    """Update a verified row and append its audit entry: the one way habits and relations change.
+
+    The audit data records the status (habits) or decision (relations) move, plus `note`."""
+    new = update(conn, table, current, **changes)
+    data = dict(note or {})
+    for name in ("status", "decision"):
+        if name in changes and current[name] != new[name]:
+            data[name] = [current[name], new[name]]
+    audit(
+        conn, current[KEYS[table]], action, actor, before=current["checksum"], after=new["checksum"], **data
+    )
+    return new
+
+
 def new_id(conn: sqlite3.Connection, table: str, prefix: str) -> str:
     while True:
         candidate = f"{prefix}-{secrets.token_hex(6)}"

@@ -16,6 +16,7 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from habitus.habits import rows
+from habitus.habits.store import relations
 from habitus.state.root import StateRoot
 
 if TYPE_CHECKING:
@@ -114,20 +115,9 @@ def record(
     if current["decision"] == "pending":
         if all(current[k] == v for k, v in fields.items()):
             return current, False
-        updated = rows.update(conn, "habit_relations", current, **fields)
-        rows.audit(
-            conn, current["id"], "rescore", actor, before=current["checksum"], after=updated["checksum"]
-        )
-        return updated, False
-    reopened = rows.update(conn, "habit_relations", current, **fields, decision="pending", survivor=None)
-    rows.audit(
-        conn,
-        current["id"],
-        "reopen",
-        actor,
-        before=current["checksum"],
-        after=reopened["checksum"],
-        previous=current["decision"],
+        return rows.change(conn, "habit_relations", current, "rescore", actor, **fields), False
+    reopened = rows.change(
+        conn, "habit_relations", current, "reopen", actor, **fields, decision="pending", survivor=None
     )
     return reopened, True
 
@@ -135,21 +125,9 @@ def record(
 def dismiss_pending(conn: sqlite3.Connection, habit_id: str, *, actor: str, why: str) -> list[str]:
     """Close the pending relations of a habit that left review (archived, reworded)."""
     closed = []
-    found = conn.execute(
-        "SELECT * FROM habit_relations WHERE decision = 'pending' AND (habit_a = ? OR habit_b = ?)",
-        (habit_id, habit_id),
-    ).fetchall()
-    for row in found:
-        relation = rows.verify("habit_relations", row)
-        updated = rows.update(conn, "habit_relations", relation, decision="dismissed")
-        rows.audit(
-            conn,
-            relation["id"],
-            "dismiss",
-            actor,
-            before=relation["checksum"],
-            after=updated["checksum"],
-            why=why,
+    for relation in relations(conn, habit_id, pending=True):
+        rows.change(
+            conn, "habit_relations", relation, "dismiss", actor, note={"why": why}, decision="dismissed"
         )
         closed.append(relation["id"])
     return closed
