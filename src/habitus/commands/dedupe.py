@@ -90,7 +90,7 @@ def list_command(show_all: bool, root: StateRoot, wait: float, pretty: bool) -> 
 
 
 @cli.command("resolve")
-@click.argument("ref", required=False, metavar="REF")
+@click.argument("ref", required=False, metavar="[REF]")
 @click.option(
     "--action",
     type=click.Choice(["merge", "supersede", "archive", "keep-separate"]),

@@ -257,12 +257,14 @@ def declare_command(
             raise HabitusError("usage", "give both --condition and --behavior (or a request on stdin)")
         polarity_value = int(polarity or 1)
         confidence = DECLARED_CONFIDENCE if confidence_bp is None else confidence_bp
-    with _open(root, wait) as ledger:
-        from habitus.habits.wording import check_polarity, clean_field
+    from habitus.habits.wording import check_bp, check_polarity, clean_field
 
-        clean_field("condition", condition)  # refuse bad wording before loading the model
-        clean_field("behavior", behavior)
-        check_polarity(polarity_value)
+    # Refuse bad wording before touching the ledger or loading the model.
+    clean_field("condition", condition)
+    clean_field("behavior", behavior)
+    check_polarity(polarity_value)
+    check_bp("confidence_bp", confidence)
+    with _open(root, wait) as ledger:
         result = declare(ledger, condition, behavior, polarity_value, confidence, embedder=_embedder(root))
     io.write_result(result, pretty=pretty)
 
@@ -271,7 +273,7 @@ def _action(
     name: str, summary: str, example: str, needs_model: bool, checksum_required: bool
 ) -> click.Command:
     @click.command(name)
-    @click.argument("ref", required=False, metavar="REF")
+    @click.argument("ref", required=False, metavar="[REF]")
     @click.option(
         "--checksum", metavar="HEX", help="The checksum shown by `habit list`/`habit show` (>= 12 hex)."
     )
