@@ -111,6 +111,7 @@ def test_corrupt_ledger_is_refused(state_root: Path) -> None:
 
 def test_locked_ledger_answers_75_and_changes_nothing(state_root: Path) -> None:
     declared(*GOFMT)
+    assert run(["habit", "list"]).exit == 0
     holder = sqlite3.connect(state_root / "ledger.sqlite", isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
@@ -118,6 +119,8 @@ def test_locked_ledger_answers_75_and_changes_nothing(state_root: Path) -> None:
         assert out.exit == 75 and out.error["code"] == "state_locked"
         out = run(["habit", "disable", "1", "--wait", "0.2"])
         assert out.exit == 75
+        assert run(["habit", "list", "--wait", "0.2"]).exit == 75  # list writes its snapshot
+        assert run(["dedupe", "scan", "--wait", "0.2"]).exit == 75
     finally:
         holder.execute("ROLLBACK")
         holder.close()

@@ -142,8 +142,7 @@ def resolve_command(
     assert isinstance(ref, str)
     with Ledger.open(root, wait=wait) as ledger:
         if ref.isdigit():
-            with ledger.tx():
-                relation_id, shown = snapshot.resolve(ledger.conn, "relations", int(ref))
+            relation_id, shown = snapshot.resolve(ledger.conn, "relations", int(ref))
             if checksum is not None and not shown.startswith(checksum):
                 raise HabitusError("stale", f"item {ref} of the last list has another checksum")
             checksum = shown

@@ -76,8 +76,7 @@ def _target(ledger: Any, ref: str | None, checksum: str | None) -> tuple[str, st
     if ref.isdigit():
         from habitus.habits import snapshot
 
-        with ledger.tx():
-            habit_id, shown = snapshot.resolve(ledger.conn, "habits", int(ref))
+        habit_id, shown = snapshot.resolve(ledger.conn, "habits", int(ref))
         if checksum is not None and not shown.startswith(checksum):
             raise HabitusError("stale", f"item {ref} of the last list has another checksum")
         return habit_id, shown
