@@ -364,12 +364,32 @@ def test_a_changed_law_takes_effect_only_through_recheck(state_root: Path) -> No
     assert audit_actions(deploy["id"]) == ["declare", "approve", "recheck", "recheck"]
 
 
-def test_enable_is_refused_while_the_law_blocks(state_root: Path) -> None:
+def test_activation_waits_for_recheck_after_the_law_changed(state_root: Path) -> None:
     habit = declared("When deploying", "Migrate the production database first")
+    candidate = propose(*ERRORS, REVIEWABLE)
     run(["habit", "disable", habit["id"]])
     (state_root / "law.md").write_text("deny: production database\n")
+    for args in (
+        ["habit", "enable", habit["id"]],
+        ["habit", "approve", candidate["id"], "--checksum", candidate["checksum"]],
+    ):
+        out = run(args)
+        assert out.exit == 3 and out.error["code"] == "stale" and out.error["reason"] == "law_changed"
+    assert run(["habit", "recheck"]).result["suppressed"] == [habit["id"]]
     out = run(["habit", "enable", habit["id"]])
-    assert out.exit == 3 and out.error["code"] == "refused" and out.error["reason"] == "law"
+    assert out.exit == 3 and out.error["code"] == "refused" and out.error["status"] == "suppressed_by_law"
+    assert run(["habit", "approve", candidate["id"], "--checksum", candidate["checksum"]]).exit == 0
+
+
+def test_approve_refuses_a_habit_the_current_law_blocks(state_root: Path) -> None:
+    (state_root.mkdir(mode=0o700), (state_root / "law.md").write_text("deny: full error\n"))
+    candidate = propose("When a build fails", "Read the full error log", REVIEWABLE)
+    assert candidate["status"] == "suppressed_by_law"
+    other = propose(*GOFMT, REVIEWABLE, start=10)
+    (state_root / "law.md").write_text("deny: gofmt\n")
+    assert run(["habit", "recheck"]).result["suppressed"] == [other["id"]]
+    out = run(["habit", "approve", other["id"], "--checksum", other["checksum"]])
+    assert out.exit == 3 and out.error["code"] == "refused" and out.error["status"] == "suppressed_by_law"
 
 
 def test_recheck_restores_a_disabled_habit_as_disabled(state_root: Path) -> None:

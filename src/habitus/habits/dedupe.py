@@ -28,7 +28,6 @@ from habitus.habits.store import (
     get_habit,
     habits,
     is_approved,
-    law_valid,
     relations,
 )
 
@@ -226,12 +225,8 @@ def resolve(
             raise HabitusError("stale", f"a habit of relation {relation_id} is archived")
         survivor, other = _roles(relation, a, b, action, keep)
         law = lawmod.load(ledger.root)
-        if action != "keep-separate" and survivor["status"] == "active" and not law_valid(survivor, law):
-            raise HabitusError(
-                "stale",
-                f"habit {survivor['id']} was checked against another law",
-                hint="run `habitus habit recheck`",
-            )
+        if action != "keep-separate":
+            lifecycle.check_law_current(survivor, law)
         decision = {
             "keep-separate": "kept_separate",
             "merge": "merged",

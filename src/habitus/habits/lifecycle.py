@@ -176,6 +176,17 @@ def _activate(
     )
 
 
+def check_law_current(habit: dict[str, Any], law: lawmod.Law) -> None:
+    """Activation waits for `recheck` after the law changed: the human re-reviews under the new law."""
+    if habit["law"] != law.fingerprint:
+        raise HabitusError(
+            "stale",
+            f"the law changed since habit {habit['id']} was checked",
+            hint="run `habitus habit recheck`, then try again",
+            reason="law_changed",
+        )
+
+
 def _refuse(gate: Gate, habit_id: str) -> HabitusError:
     if gate.findings:
         rules = sorted({f["rule"] for f in gate.findings})
@@ -233,6 +244,7 @@ def _activation(
         check_review(habit, checksum)
         _check_status(habit, allowed, action)
         law = lawmod.load(ledger.root)
+        check_law_current(habit, law)
         gate = _gate(ledger, habit, law, embedder, actor=actor)
         if gate.opened:
             refusal = _refuse(gate, habit_id)  # commit the new relations, then refuse
