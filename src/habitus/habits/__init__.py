@@ -17,6 +17,7 @@ select (read-only path, never creates or migrates):
 
 analyze (inside each batch's transaction):
     embedder = load_embedder(root); law = load_law(root)
+    proposal = check_proposal(proposal)                  # raises bad_request/refused: quarantine it
     prepared = prepare_proposal(embedder, proposal)      # outside the transaction (optional)
     with ledger.tx():
         propose_candidate(ledger, proposal, law=law, prepared=prepared, embedder=embedder)
@@ -35,6 +36,7 @@ from habitus.habits.law import load as load_law
 from habitus.habits.lifecycle import (
     Evidence,
     Proposal,
+    check_proposal,
     mark_dormant,
     prepare_proposal,
     propose_candidate,
@@ -53,6 +55,7 @@ __all__ = [
     "Proposal",
     "active_habits",
     "check_law",
+    "check_proposal",
     "clean_field",
     "condition_matrix",
     "ensure_vectors",

@@ -614,6 +614,23 @@ def _add_evidence(ledger: Ledger, habit_id: str, items: list[Evidence], actor: s
     return added
 
 
+def check_proposal(proposal: Proposal) -> Proposal:
+    """The proposal with its wording trimmed, or the HabitusError (bad_request, or refused for
+    injection markers and secrets) that `propose_candidate` would raise. Call it before the batch
+    transaction to quarantine a bad proposal without rolling back the others."""
+    key = proposal.candidate_key
+    if key is not None and (not isinstance(key, str) or not 1 <= len(key) <= 200 or not key.isprintable()):
+        raise bad_request("candidate_key", "expected a printable string of 1 to 200 characters")
+    return Proposal(
+        clean_field("condition", proposal.condition),
+        clean_field("behavior", proposal.behavior),
+        check_polarity(proposal.polarity),
+        check_bp("confidence_bp", proposal.confidence_bp),
+        tuple(_check_evidence(tuple(proposal.evidence))),
+        key,
+    )
+
+
 def prepare_proposal(embedder: Embedder, proposal: Proposal) -> vectors.Prepared:
     """Outside the transaction: the vectors `propose_candidate` uses to check for duplicates."""
     return vectors.prepare(embedder, proposal.condition.strip(), proposal.behavior.strip())
@@ -639,14 +656,9 @@ def propose_candidate(
     makes the candidate `suppressed_by_law`. With `prepared` vectors (see `prepare_proposal`) and the
     `embedder` that made them, the candidate is checked against approved habits and possible
     duplicates become pending relations."""
-    condition = clean_field("condition", proposal.condition)
-    behavior = clean_field("behavior", proposal.behavior)
-    polarity = check_polarity(proposal.polarity)
-    confidence = check_bp("confidence_bp", proposal.confidence_bp)
-    key = proposal.candidate_key
-    if key is not None and (not isinstance(key, str) or not 1 <= len(key) <= 200 or not key.isprintable()):
-        raise bad_request("candidate_key", "expected a printable string of 1 to 200 characters")
-    items = _check_evidence(tuple(proposal.evidence))
+    clean = check_proposal(proposal)
+    condition, behavior, polarity = clean.condition, clean.behavior, clean.polarity
+    confidence, key, items = clean.confidence_bp, clean.candidate_key, list(clean.evidence)
     wording = wording_checksum(condition, behavior, polarity)
     conn = ledger.conn
     rejected = conn.execute(
