@@ -21,6 +21,8 @@ function __habitus_node
                 set node 'habit'
             case '|memory'
                 set node 'memory'
+            case '|model'
+                set node 'model'
             case '|restore'
                 set node 'restore'
             case '|schedule'
@@ -39,6 +41,30 @@ function __habitus_node
                 set node 'config show'
             case 'config|unset'
                 set node 'config unset'
+            case 'dedupe|list'
+                set node 'dedupe list'
+            case 'dedupe|resolve'
+                set node 'dedupe resolve'
+            case 'dedupe|scan'
+                set node 'dedupe scan'
+            case 'habit|approve'
+                set node 'habit approve'
+            case 'habit|archive'
+                set node 'habit archive'
+            case 'habit|declare'
+                set node 'habit declare'
+            case 'habit|disable'
+                set node 'habit disable'
+            case 'habit|enable'
+                set node 'habit enable'
+            case 'habit|list'
+                set node 'habit list'
+            case 'habit|recheck'
+                set node 'habit recheck'
+            case 'habit|reject'
+                set node 'habit reject'
+            case 'habit|show'
+                set node 'habit show'
             case 'memory|export'
                 set node 'memory export'
             case 'memory|import'
@@ -67,6 +93,14 @@ function __habitus_node
                 set node 'memory unpin'
             case 'memory|verify'
                 set node 'memory verify'
+            case 'model|add'
+                set node 'model add'
+            case 'model|list'
+                set node 'model list'
+            case 'model|remove'
+                set node 'model remove'
+            case 'model|use'
+                set node 'model use'
             case 'schedule|install'
                 set node 'schedule install'
             case 'schedule|remove'
@@ -87,6 +121,7 @@ complete -c habitus -n "test (__habitus_node) = ''" -a dedupe -d 'Find and resol
 complete -c habitus -n "test (__habitus_node) = ''" -a demo -d 'Run a short guided tour on a temporary state root.'
 complete -c habitus -n "test (__habitus_node) = ''" -a habit -d 'Review habits: list, show, declare, approve, reject, ...'
 complete -c habitus -n "test (__habitus_node) = ''" -a memory -d 'Retain, recall and retrieve durable memories.'
+complete -c habitus -n "test (__habitus_node) = ''" -a model -d 'Manage local embedding models: add, list, use, remove.'
 complete -c habitus -n "test (__habitus_node) = ''" -a restore -d 'Restore the state root from a backup.'
 complete -c habitus -n "test (__habitus_node) = ''" -a schedule -d 'Install, check or remove the daily analyze timer.'
 complete -c habitus -n "test (__habitus_node) = ''" -a select -d 'Choose the approved habits that apply to a prompt.'
@@ -125,12 +160,85 @@ complete -c habitus -n "test (__habitus_node) = 'config unset'" -l help
 complete -c habitus -n "test (__habitus_node) = 'config unset'" -l pretty
 complete -c habitus -n "test (__habitus_node) = 'config unset'" -l root -r
 complete -c habitus -n "test (__habitus_node) = 'config unset'" -l wait -r
-complete -c habitus -n "test (__habitus_node) = 'dedupe'" -l harness -x -a 'claude-code codex gemini pi generic'
+complete -c habitus -n "test (__habitus_node) = 'dedupe'" -a list -d 'List possible duplicates and conflicts, numbered for `resolve`.'
+complete -c habitus -n "test (__habitus_node) = 'dedupe'" -a resolve -d 'Resolve one possible duplicate with an explicit decision.'
+complete -c habitus -n "test (__habitus_node) = 'dedupe'" -a scan -d 'Compare approved habits pairwise and record possible duplicates.'
 complete -c habitus -n "test (__habitus_node) = 'dedupe'" -l help
+complete -c habitus -n "test (__habitus_node) = 'dedupe list'" -l all
+complete -c habitus -n "test (__habitus_node) = 'dedupe list'" -l help
+complete -c habitus -n "test (__habitus_node) = 'dedupe list'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'dedupe list'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'dedupe list'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'dedupe resolve'" -l action -x -a 'merge supersede archive keep-separate'
+complete -c habitus -n "test (__habitus_node) = 'dedupe resolve'" -l checksum -r
+complete -c habitus -n "test (__habitus_node) = 'dedupe resolve'" -l help
+complete -c habitus -n "test (__habitus_node) = 'dedupe resolve'" -l keep -r
+complete -c habitus -n "test (__habitus_node) = 'dedupe resolve'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'dedupe resolve'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'dedupe resolve'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'dedupe scan'" -l help
+complete -c habitus -n "test (__habitus_node) = 'dedupe scan'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'dedupe scan'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'dedupe scan'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'demo'" -l help
 complete -c habitus -n "test (__habitus_node) = 'demo'" -l keep
-complete -c habitus -n "test (__habitus_node) = 'habit'" -l harness -x -a 'claude-code codex gemini pi generic'
+complete -c habitus -n "test (__habitus_node) = 'habit'" -a approve -d 'Activate a candidate, exactly as you reviewed it.'
+complete -c habitus -n "test (__habitus_node) = 'habit'" -a archive -d 'Archive a habit: hidden, kept with its audit trail.'
+complete -c habitus -n "test (__habitus_node) = 'habit'" -a declare -d 'Create a habit from exact wording and activate it when nothing blocks it.'
+complete -c habitus -n "test (__habitus_node) = 'habit'" -a disable -d 'Stop using an active habit (it stays approved).'
+complete -c habitus -n "test (__habitus_node) = 'habit'" -a enable -d 'Use a disabled or dormant habit again (same checks as approval).'
+complete -c habitus -n "test (__habitus_node) = 'habit'" -a list -d 'List habits, numbered for review.'
+complete -c habitus -n "test (__habitus_node) = 'habit'" -a recheck -d 'Check habits against the current law and rebuild missing vectors.'
+complete -c habitus -n "test (__habitus_node) = 'habit'" -a reject -d 'Reject a candidate (archived; analyze will not propose it again).'
+complete -c habitus -n "test (__habitus_node) = 'habit'" -a show -d 'Show one habit with its evidence, relations and audit trail.'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -l help
+complete -c habitus -n "test (__habitus_node) = 'habit approve'" -l checksum -r
+complete -c habitus -n "test (__habitus_node) = 'habit approve'" -l help
+complete -c habitus -n "test (__habitus_node) = 'habit approve'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'habit approve'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'habit approve'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'habit archive'" -l checksum -r
+complete -c habitus -n "test (__habitus_node) = 'habit archive'" -l help
+complete -c habitus -n "test (__habitus_node) = 'habit archive'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'habit archive'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'habit archive'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'habit declare'" -l behavior -r
+complete -c habitus -n "test (__habitus_node) = 'habit declare'" -l condition -r
+complete -c habitus -n "test (__habitus_node) = 'habit declare'" -l confidence -r
+complete -c habitus -n "test (__habitus_node) = 'habit declare'" -l help
+complete -c habitus -n "test (__habitus_node) = 'habit declare'" -l polarity -x -a '1 -1'
+complete -c habitus -n "test (__habitus_node) = 'habit declare'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'habit declare'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'habit declare'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'habit disable'" -l checksum -r
+complete -c habitus -n "test (__habitus_node) = 'habit disable'" -l help
+complete -c habitus -n "test (__habitus_node) = 'habit disable'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'habit disable'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'habit disable'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'habit enable'" -l checksum -r
+complete -c habitus -n "test (__habitus_node) = 'habit enable'" -l help
+complete -c habitus -n "test (__habitus_node) = 'habit enable'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'habit enable'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'habit enable'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'habit list'" -l all
+complete -c habitus -n "test (__habitus_node) = 'habit list'" -l help
+complete -c habitus -n "test (__habitus_node) = 'habit list'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'habit list'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'habit list'" -l status -x -a 'candidate active disabled dormant archived suppressed_by_law'
+complete -c habitus -n "test (__habitus_node) = 'habit list'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'habit recheck'" -l help
+complete -c habitus -n "test (__habitus_node) = 'habit recheck'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'habit recheck'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'habit recheck'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'habit reject'" -l checksum -r
+complete -c habitus -n "test (__habitus_node) = 'habit reject'" -l help
+complete -c habitus -n "test (__habitus_node) = 'habit reject'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'habit reject'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'habit reject'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'habit show'" -l help
+complete -c habitus -n "test (__habitus_node) = 'habit show'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'habit show'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'habit show'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a export -d 'Export every record (removed and expired too) as JSON lines, ordered by id.'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a import -d 'Import records from JSON lines (as export writes them), all or nothing.'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a index -d 'Print the bounded memory index: pins first, then recent memories per store.'
@@ -258,6 +366,30 @@ complete -c habitus -n "test (__habitus_node) = 'memory verify'" -l pretty
 complete -c habitus -n "test (__habitus_node) = 'memory verify'" -l root -r
 complete -c habitus -n "test (__habitus_node) = 'memory verify'" -l store -x -a 'global project'
 complete -c habitus -n "test (__habitus_node) = 'memory verify'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'model'" -a add -d 'Copy an exported sentence-embedding model into the state root.'
+complete -c habitus -n "test (__habitus_node) = 'model'" -a list -d 'List the embedding models and which one is in use.'
+complete -c habitus -n "test (__habitus_node) = 'model'" -a remove -d 'Delete an added model and the vectors it made.'
+complete -c habitus -n "test (__habitus_node) = 'model'" -a use -d 'Switch embeddings to another model and re-embed the approved habits.'
+complete -c habitus -n "test (__habitus_node) = 'model'" -l help
+complete -c habitus -n "test (__habitus_node) = 'model add'" -l help
+complete -c habitus -n "test (__habitus_node) = 'model add'" -l max-tokens -r
+complete -c habitus -n "test (__habitus_node) = 'model add'" -l name -r
+complete -c habitus -n "test (__habitus_node) = 'model add'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'model add'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'model add'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'model list'" -l help
+complete -c habitus -n "test (__habitus_node) = 'model list'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'model list'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'model list'" -l verify
+complete -c habitus -n "test (__habitus_node) = 'model list'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'model remove'" -l help
+complete -c habitus -n "test (__habitus_node) = 'model remove'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'model remove'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'model remove'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'model use'" -l help
+complete -c habitus -n "test (__habitus_node) = 'model use'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'model use'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'model use'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'restore'" -l harness -x -a 'claude-code codex gemini pi generic'
 complete -c habitus -n "test (__habitus_node) = 'restore'" -l help
 complete -c habitus -n "test (__habitus_node) = 'schedule'" -a install -d 'Write the systemd user units and enable the timer.'

@@ -49,6 +49,8 @@ CODES: dict[str, tuple[Exit, str]] = {
     "symlink_refused": (Exit.REFUSED, "a state file or folder is a symbolic link"),
     "stale": (Exit.REFUSED, "what was reviewed changed since; review it again"),
     "refused": (Exit.REFUSED, "refused by policy: law, a pending duplicate, or a safety rule"),
+    "model_unavailable": (Exit.REFUSED, "the embedding model's files are missing or cannot be loaded"),
+    "vectors_stale": (Exit.REFUSED, "cached vectors are missing or from another model; run habit recheck"),
     "state_locked": (Exit.BUSY, "another process holds the lock; retry or raise --wait"),
     "interrupted": (Exit.INTERRUPTED, "interrupted by a signal"),
 }

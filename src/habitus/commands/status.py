@@ -17,8 +17,9 @@ from habitus.state.root import StateRoot
 
 MAN = {
     "stdin": "Not read.",
-    "stdout": 'One object: {"v":1,"root","exists","versions","config","enabled","stores","errors"}. '
-    "Each store reports path, exists, schema_version and schema_current.",
+    "stdout": 'One object: {"v":1,"root","exists","versions","config","enabled","stores","habits","errors"}. '
+    "Each store reports path, exists, schema_version and schema_current; habits counts habits by status "
+    "(null when there is no up-to-date ledger).",
     "files": "Reads config.toml, ledger.sqlite, memory.sqlite and errors.jsonl; never creates or migrates anything.",
 }
 
@@ -60,8 +61,16 @@ def report(root: StateRoot, *, wait: float) -> dict[str, Any]:
             "ledger": store_status(ledger.store(root, wait=wait)),
             "memory": store_status(memory_store.store(root.memory, label="global", wait=wait)),
         },
+        "habits": habit_counts(root, wait=wait),
         "errors": {"path": str(root.errors), "logged": errorlog.count(root)},
     }
+
+
+def habit_counts(root: StateRoot, *, wait: float) -> dict[str, int] | None:
+    """Habits by status, read-only (never creates the ledger); null without an up-to-date ledger."""
+    from habitus.habits.store import status_counts
+
+    return status_counts(root, wait=wait)
 
 
 def store_status(store: Store) -> dict[str, Any]:

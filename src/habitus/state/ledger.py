@@ -18,6 +18,109 @@ MIGRATIONS: list[Migration] = [
         ) STRICT;
         """,
     ),
+    # Habits, their evidence, relations (possible duplicates and conflicts), audit trail, cached
+    # embedding vectors and review snapshots (issue 4). Every row carries `checksum` = SHA-256 over
+    # the canonical JSON of its fields (see habitus.habits.rows); ids are never reused.
+    sql_migration(
+        "0002_habits",
+        """
+        CREATE TABLE habits (
+            id TEXT PRIMARY KEY CHECK (id GLOB 'h-[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]*'
+                                       AND length(id) = 14),
+            condition TEXT NOT NULL CHECK (length(condition) BETWEEN 1 AND 1000),
+            behavior TEXT NOT NULL CHECK (length(behavior) BETWEEN 1 AND 1000),
+            polarity INTEGER NOT NULL CHECK (polarity IN (-1, 1)),
+            confidence_bp INTEGER NOT NULL CHECK (confidence_bp BETWEEN 0 AND 10000),
+            status TEXT NOT NULL CHECK (status IN
+                ('candidate', 'active', 'disabled', 'dormant', 'archived', 'suppressed_by_law')),
+            origin TEXT NOT NULL CHECK (origin IN ('declared', 'analyzed')),
+            candidate_key TEXT CHECK (candidate_key IS NULL OR length(candidate_key) BETWEEN 1 AND 200),
+            wording TEXT NOT NULL,
+            approved_wording TEXT,
+            approved_at TEXT,
+            law TEXT NOT NULL,
+            law_findings TEXT NOT NULL,
+            reason TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            checksum TEXT NOT NULL
+        ) STRICT;
+        CREATE INDEX habits_by_status ON habits (status, confidence_bp DESC, id);
+        CREATE INDEX habits_by_wording ON habits (wording);
+        CREATE INDEX habits_by_key ON habits (candidate_key);
+
+        CREATE TABLE habit_evidence (
+            id INTEGER PRIMARY KEY,
+            habit_id TEXT NOT NULL REFERENCES habits (id),
+            ref TEXT NOT NULL CHECK (length(ref) BETWEEN 1 AND 200),
+            day TEXT NOT NULL CHECK (day GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]'),
+            note TEXT CHECK (note IS NULL OR length(note) <= 500),
+            actor TEXT NOT NULL CHECK (actor IN ('user', 'analyze', 'system')),
+            created_at TEXT NOT NULL,
+            checksum TEXT NOT NULL,
+            UNIQUE (habit_id, ref)
+        ) STRICT;
+
+        CREATE TABLE habit_relations (
+            id TEXT PRIMARY KEY CHECK (id GLOB 'r-*' AND length(id) = 14),
+            kind TEXT NOT NULL CHECK (kind IN ('duplicate', 'conflict')),
+            habit_a TEXT NOT NULL REFERENCES habits (id),
+            habit_b TEXT NOT NULL REFERENCES habits (id),
+            wording_a TEXT NOT NULL,
+            wording_b TEXT NOT NULL,
+            similarity_bp INTEGER NOT NULL CHECK (similarity_bp BETWEEN -10000 AND 10000),
+            condition_bp INTEGER NOT NULL CHECK (condition_bp BETWEEN -10000 AND 10000),
+            behavior_bp INTEGER NOT NULL CHECK (behavior_bp BETWEEN -10000 AND 10000),
+            strength TEXT NOT NULL CHECK (strength IN ('review', 'strong')),
+            method TEXT NOT NULL,
+            model_id TEXT NOT NULL,
+            decision TEXT NOT NULL CHECK (decision IN
+                ('pending', 'merged', 'superseded', 'archived', 'kept_separate', 'dismissed')),
+            survivor TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            checksum TEXT NOT NULL,
+            CHECK (habit_a < habit_b),
+            UNIQUE (habit_a, habit_b)
+        ) STRICT;
+        CREATE INDEX habit_relations_b ON habit_relations (habit_b);
+        CREATE INDEX habit_relations_pending ON habit_relations (decision);
+
+        CREATE TABLE habit_audit (
+            id INTEGER PRIMARY KEY,
+            target TEXT NOT NULL,
+            action TEXT NOT NULL,
+            actor TEXT NOT NULL CHECK (actor IN ('user', 'analyze', 'system')),
+            before TEXT,
+            after TEXT,
+            data TEXT NOT NULL,
+            prev TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            checksum TEXT NOT NULL
+        ) STRICT;
+        CREATE INDEX habit_audit_by_target ON habit_audit (target, id);
+
+        CREATE TABLE habit_vectors (
+            habit_id TEXT NOT NULL REFERENCES habits (id),
+            field TEXT NOT NULL CHECK (field IN ('condition', 'behavior')),
+            model_id TEXT NOT NULL,
+            dims INTEGER NOT NULL CHECK (dims BETWEEN 1 AND 8192),
+            input TEXT NOT NULL,
+            vector BLOB NOT NULL CHECK (length(vector) = dims * 4),
+            created_at TEXT NOT NULL,
+            checksum TEXT NOT NULL,
+            PRIMARY KEY (habit_id, field, model_id)
+        ) STRICT, WITHOUT ROWID;
+
+        CREATE TABLE review_snapshots (
+            kind TEXT PRIMARY KEY CHECK (kind IN ('habits', 'relations')),
+            items TEXT NOT NULL,
+            created_ms INTEGER NOT NULL,
+            expires_ms INTEGER NOT NULL,
+            checksum TEXT NOT NULL
+        ) STRICT;
+        """,
+    ),
 ]
 
 

@@ -94,6 +94,15 @@ SETTINGS: tuple[Setting, ...] = (
         str,
         "default",
         "Embedding model id: 'default' or a name added with `habitus model add`.",
+        pattern=NAME_RE,
+    ),
+    Setting(
+        "embed.threads",
+        int,
+        1,
+        "onnxruntime intra-op threads for embeddings (1 keeps hooks from competing for cores).",
+        minimum=1,
+        maximum=16,
     ),
     # select
     Setting("select.enabled", bool, True, "Answer select calls (false: select always returns no habits)."),

@@ -1,0 +1,365 @@
+"""habitus habit: the human review lifecycle of habits."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+import click
+
+from habitus import io
+from habitus.errors import HabitusError, bad_request
+from habitus.options import output_options, state_options
+from habitus.state.root import StateRoot
+
+MAN = {
+    "stdin": 'declare reads {"condition", "behavior", "polarity", "confidence_bp"} when --condition '
+    "and --behavior are not given. approve, reject, disable, enable, archive and show read "
+    '{"id", "checksum"} when REF is not given. list and recheck do not read stdin.',
+    "stdout": 'list: {"v":1,"items":[{"n","id","status","condition","behavior","polarity","confidence_bp",'
+    '"checksum","evidence":{"observations","days","stage"},"pending_relations",...}],"counts",'
+    '"snapshot_expires_at"}. show: {"v":1,"habit":{...,"evidence","relations","audit"}}. '
+    'declare/approve/reject/disable/enable/archive: {"v":1,"habit":{...},"outcome"}. '
+    'recheck: {"v":1,"checked","updated","suppressed","restored","law","vectors"}. '
+    "A habit's checksum is its review checksum: SHA-256 over its normalised wording and polarity.",
+    "files": "<root>/ledger.sqlite (habits, evidence, relations, audit, vectors, review snapshots); "
+    "<root>/law.md (optional law: `deny: PHRASE` lines); the embedding model (see habitus-model(1)).",
+}
+
+REF_HELP = "A number from the last `habit list` (valid 15 minutes) or a habit id (h-...)."
+_ID = re.compile(r"^h-[0-9a-f]{12}$")
+
+
+@click.group()
+def cli() -> None:
+    """Review habits: list, show, declare, approve, reject, ...
+
+    Nothing is active without approval. `list` numbers what it shows for 15
+    minutes, so people can say `habit approve 2`; scripts pass the id and the
+    checksum that `list` or `show` printed. A changed wording, an expired list
+    or a changed law answers `stale` (exit 3); a law conflict or an unresolved
+    possible duplicate answers `refused` (exit 3).
+
+    \b
+    Examples:
+      habitus habit list
+      habitus habit approve 2
+      habitus habit declare --condition "When a test fails" --behavior "Read the whole error first"
+      habitus habit approve h-3f9a2c1b0d4e --checksum 9c1d2e3f4a5b
+    """
+
+
+def _open(root: StateRoot, wait: float) -> Any:
+    from habitus.habits.store import Ledger
+
+    return Ledger.open(root, wait=wait)
+
+
+def _embedder(root: StateRoot) -> Any:
+    from habitus.embed import load_embedder
+
+    return load_embedder(root)
+
+
+def _target(ledger: Any, ref: str | None, checksum: str | None) -> tuple[str, str | None]:
+    """(habit id, review checksum to enforce) from REF or the request on stdin."""
+    if ref is None:
+        request = io.read_request()
+        ref = request.get("id")
+        if not isinstance(ref, str):
+            raise bad_request("id", "expected a habit id (or pass REF as an argument)")
+        given = request.get("checksum", checksum)
+        if given is not None and not isinstance(given, str):
+            raise bad_request("checksum", "expected a string")
+        checksum = given
+    if ref.isdigit():
+        from habitus.habits import snapshot
+
+        habit_id, shown = snapshot.resolve(ledger.conn, "habits", int(ref))
+        if checksum is not None and not shown.startswith(checksum):
+            raise HabitusError("stale", f"item {ref} of the last list has another checksum")
+        return habit_id, shown
+    if not _ID.match(ref):
+        raise HabitusError("usage", "REF: expected a list number or a habit id like h-0123456789ab")
+    return ref, checksum
+
+
+def _stage(habit: dict[str, Any], observations: int, days: int) -> str:
+    """reviewable/collecting for analyzed habits; declared ones need no repeated evidence."""
+    from habitus.habits.store import stage
+
+    return "declared" if habit["origin"] == "declared" else stage(observations, days)
+
+
+@cli.command("list")
+@click.option(
+    "--status",
+    "statuses",
+    multiple=True,
+    type=click.Choice(["candidate", "active", "disabled", "dormant", "archived", "suppressed_by_law"]),
+    help="Only habits with this status (repeatable). Default: every status but archived.",
+)
+@click.option("--all", "show_all", is_flag=True, help="Include archived habits.")
+@state_options
+@output_options
+def list_command(
+    statuses: tuple[str, ...], show_all: bool, root: StateRoot, wait: float, pretty: bool
+) -> None:
+    """List habits, numbered for review.
+
+    Candidates first, then active, disabled, dormant, suppressed and archived;
+    within each, higher confidence first. The numbers stay valid for 15 minutes.
+
+    \b
+    Example:  habitus habit list --status candidate | jq -r '.items[] | "\\(.n) \\(.condition)"'
+    """
+    from habitus.habits import law as lawmod
+    from habitus.habits import snapshot, store
+    from habitus.habits.lifecycle import public
+
+    wanted = statuses or tuple(s for s in store.STATUSES if show_all or s != "archived")
+    with _open(root, wait) as ledger:
+        law = lawmod.load(root)
+        with ledger.tx():
+            found = store.habits(ledger.conn, wanted)
+            stats = store.evidence_stats(ledger.conn)
+            pending: dict[str, list[str]] = {}
+            for relation in store.relations(ledger.conn, pending=True):
+                for side in ("habit_a", "habit_b"):
+                    pending.setdefault(relation[side], []).append(relation["id"])
+            expires = snapshot.write(ledger.conn, "habits", [(h["id"], h["wording"]) for h in found])
+            counts = store.counts(ledger.conn)
+    items = []
+    for number, habit in enumerate(found, start=1):
+        observations, days = stats.get(habit["id"], (0, 0))
+        item = {"n": number, **public(habit, law)}
+        item["evidence"] = {
+            "observations": observations,
+            "days": days,
+            "stage": _stage(habit, observations, days),
+        }
+        item["pending_relations"] = pending.get(habit["id"], [])
+        items.append(item)
+    io.write_result(
+        {
+            "items": items,
+            "counts": counts,
+            "snapshot_expires_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(expires / 1000)),
+        },
+        pretty=pretty,
+    )
+
+
+@cli.command("show")
+@click.argument("ref", required=False)
+@state_options
+@output_options
+def show_command(ref: str | None, root: StateRoot, wait: float, pretty: bool) -> None:
+    """Show one habit with its evidence, relations and audit trail.
+
+    \b
+    Example:  habitus habit show 1 --pretty
+    """
+    from habitus.habits import law as lawmod
+    from habitus.habits import store
+    from habitus.habits.lifecycle import public
+
+    with _open(root, wait) as ledger:
+        habit_id, _ = _target(ledger, ref, None)
+        law = lawmod.load(root)
+        habit = store.get_habit(ledger.conn, habit_id)
+        evidence = store.evidence(ledger.conn, habit_id)
+        stats = store.evidence_stats(ledger.conn).get(habit_id, (0, 0))
+        body = public(habit, law)
+        body["evidence"] = [
+            {k: e[k] for k in ("ref", "day", "note", "actor", "created_at")} for e in evidence
+        ]
+        body["evidence_summary"] = {
+            "observations": stats[0],
+            "days": stats[1],
+            "stage": _stage(habit, *stats),
+        }
+        body["relations"] = [
+            {
+                k: r[k]
+                for k in (
+                    "id",
+                    "kind",
+                    "decision",
+                    "similarity_bp",
+                    "strength",
+                    "habit_a",
+                    "habit_b",
+                    "checksum",
+                )
+            }
+            for r in store.relations(ledger.conn, habit_id)
+        ]
+        body["audit"] = [
+            {
+                k: (io.loads(a[k]) if k == "data" else a[k])
+                for k in ("action", "actor", "before", "after", "data", "created_at")
+            }
+            for a in store.audit_of(ledger.conn, habit_id)
+        ]
+    io.write_result({"habit": body}, pretty=pretty)
+
+
+@cli.command("declare")
+@click.option("--condition", metavar="TEXT", help='When the habit applies, e.g. "When a test fails".')
+@click.option("--behavior", metavar="TEXT", help='What to do then, e.g. "Read the whole error first".')
+@click.option(
+    "--polarity",
+    type=click.Choice(["1", "-1"]),
+    default=None,
+    help="1 (default): a behaviour to do; -1: a behaviour to avoid.",
+)
+@click.option(
+    "--confidence",
+    "confidence_bp",
+    type=click.IntRange(0, 10_000),
+    default=None,
+    help="Confidence in basis points (default 10000 for a declared habit).",
+)
+@state_options
+@output_options
+def declare_command(
+    condition: str | None,
+    behavior: str | None,
+    polarity: str | None,
+    confidence_bp: int | None,
+    root: StateRoot,
+    wait: float,
+    pretty: bool,
+) -> None:
+    """Create a habit from exact wording and activate it when nothing blocks it.
+
+    Declaring is your confirmation of that exact wording, so the repeated-
+    evidence rule does not apply; the law, conflicts and duplicate checks do.
+    A blocked habit stays inactive and the result says why (outcome "blocked").
+
+    \b
+    Examples:
+      habitus habit declare --condition "When I ask for a release" --behavior "Run the full test suite first"
+      echo '{"condition": "When ...", "behavior": "Never ...", "polarity": -1}' | habitus habit declare
+    """
+    from habitus.habits.lifecycle import DECLARED_CONFIDENCE, declare
+
+    if condition is None and behavior is None:
+        request = io.read_request()
+        condition, behavior = request.get("condition"), request.get("behavior")
+        polarity_value: object = request.get("polarity", 1)
+        confidence: object = request.get("confidence_bp", DECLARED_CONFIDENCE)
+    else:
+        if condition is None or behavior is None:
+            raise HabitusError("usage", "give both --condition and --behavior (or a request on stdin)")
+        polarity_value = int(polarity or 1)
+        confidence = DECLARED_CONFIDENCE if confidence_bp is None else confidence_bp
+    from habitus.habits.wording import check_bp, check_polarity, clean_field
+
+    # Refuse bad wording before touching the ledger or loading the model.
+    clean_field("condition", condition)
+    clean_field("behavior", behavior)
+    check_polarity(polarity_value)
+    check_bp("confidence_bp", confidence)
+    with _open(root, wait) as ledger:
+        result = declare(ledger, condition, behavior, polarity_value, confidence, embedder=_embedder(root))
+    io.write_result(result, pretty=pretty)
+
+
+def _action(
+    name: str, summary: str, example: str, needs_model: bool, checksum_required: bool
+) -> click.Command:
+    @click.command(name)
+    @click.argument("ref", required=False, metavar="[REF]")
+    @click.option(
+        "--checksum", metavar="HEX", help="The checksum shown by `habit list`/`habit show` (>= 12 hex)."
+    )
+    @state_options
+    @output_options
+    def command(ref: str | None, checksum: str | None, root: StateRoot, wait: float, pretty: bool) -> None:
+        from habitus.habits import lifecycle
+
+        with _open(root, wait) as ledger:
+            habit_id, checksum = _target(ledger, ref, checksum)
+            if checksum_required and checksum is None:
+                raise HabitusError(
+                    "usage",
+                    f"{name} needs the checksum you reviewed: pass --checksum, or a number from `habit list`",
+                )
+            function = getattr(lifecycle, name)
+            if needs_model:
+                result = function(ledger, habit_id, checksum, embedder=_embedder(root))
+            else:
+                result = function(ledger, habit_id, checksum)
+        io.write_result(result, pretty=pretty)
+
+    command.help = f"{summary}\n\nREF: {REF_HELP}\n\n\b\nExample:  {example}"
+    command.short_help = summary
+    return command
+
+
+cli.add_command(
+    _action(
+        "approve",
+        "Activate a candidate, exactly as you reviewed it.",
+        "habitus habit approve 2",
+        needs_model=True,
+        checksum_required=True,
+    )
+)
+cli.add_command(
+    _action(
+        "reject",
+        "Reject a candidate (archived; analyze will not propose it again).",
+        "habitus habit reject 3",
+        False,
+        False,
+    )
+)
+cli.add_command(
+    _action(
+        "disable", "Stop using an active habit (it stays approved).", "habitus habit disable 1", False, False
+    )
+)
+cli.add_command(
+    _action(
+        "enable",
+        "Use a disabled or dormant habit again (same checks as approval).",
+        "habitus habit enable 1",
+        True,
+        False,
+    )
+)
+cli.add_command(
+    _action(
+        "archive",
+        "Archive a habit: hidden, kept with its audit trail.",
+        "habitus habit archive 4",
+        False,
+        False,
+    )
+)
+
+
+@cli.command("recheck")
+@click.argument("refs", nargs=-1, metavar="[REF]...")
+@state_options
+@output_options
+def recheck_command(refs: tuple[str, ...], root: StateRoot, wait: float, pretty: bool) -> None:
+    """Check habits against the current law and rebuild missing vectors.
+
+    Run it after editing law.md or switching the embedding model: until then
+    habits checked against the old law stay inactive for `select`. Without REF,
+    checks every habit that is not archived.
+
+    \b
+    Example:  habitus habit recheck
+    """
+    from habitus.habits.lifecycle import recheck
+
+    with _open(root, wait) as ledger:
+        ids = [_target(ledger, ref, None)[0] for ref in refs] or None
+        result = recheck(ledger, ids, embedder=_embedder(root))
+    io.write_result(result, pretty=pretty)

@@ -1,0 +1,140 @@
+"""The embedding engine: a verified ONNX sentence-embedding model run with onnxruntime on the CPU.
+
+Tokenise without padding, sort by length, batch with dynamic padding (each batch is padded only to
+its longest member), mean-pool the last hidden state over the attention mask, L2-normalise. One
+intra-op thread by default, no spinning threads, so a hook never competes with the agent for cores.
+This module imports numpy, onnxruntime and tokenizers: import it only where embeddings are needed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from habitus.embed import embedding_input
+from habitus.embed.registry import ModelSpec
+from habitus.embed.verify import verify
+from habitus.errors import HabitusError
+from habitus.state.root import StateRoot
+
+BATCH_SIZE = 32
+PROBE = "When a test fails, read the error before changing code."
+_LOADED: dict[tuple[str, str, int], Embedder] = {}
+
+
+class Embedder:
+    """A loaded model. `embed(texts)` -> float32 (n, dims), each row of unit length."""
+
+    def __init__(self, spec: ModelSpec, *, threads: int = 1) -> None:
+        self.name = spec.name
+        self.model_id = spec.model_id
+        self.max_tokens = spec.max_tokens
+        self._session, self._tokenizer, self._output, self._pooled = _open(
+            spec.onnx, spec.tokenizer, spec.max_tokens, threads
+        )
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        self.dims = spec.dims
+
+    def embed(self, texts: Sequence[str], *, batch_size: int = BATCH_SIZE) -> np.ndarray:
+        """Embed `embedding_input(t)` for each text; rows are in input order and L2-normalised."""
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a list of strings, not a string")
+        ids = [self._tokenizer.encode(embedding_input(t)).ids for t in texts]
+        out = np.zeros((len(ids), self.dims), dtype=np.float32)
+        order = sorted(range(len(ids)), key=lambda i: (len(ids[i]), i))
+        for start in range(0, len(order), max(1, batch_size)):
+            chosen = order[start : start + batch_size]
+            out[chosen] = self._run([ids[i] for i in chosen])
+        return out
+
+    def _run(self, batch: list[list[int]]) -> np.ndarray:
+        width = max(len(x) for x in batch)
+        input_ids = np.zeros((len(batch), width), dtype=np.int64)
+        mask = np.zeros((len(batch), width), dtype=np.int64)
+        for row, x in enumerate(batch):
+            input_ids[row, : len(x)] = x
+            mask[row, : len(x)] = 1
+        feed = {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": np.zeros_like(input_ids)}
+        try:
+            result = self._session.run([self._output], {k: v for k, v in feed.items() if k in self._inputs})[
+                0
+            ]
+        except Exception as exc:  # onnxruntime raises its own exception types
+            raise HabitusError("model_unavailable", f"embedding model {self.name} failed to run") from exc
+        vectors = _pool(result, mask) if not self._pooled else np.asarray(result, dtype=np.float32)
+        if vectors.shape[1] != self.dims or not np.all(np.isfinite(vectors)):
+            raise HabitusError("model_unavailable", f"embedding model {self.name} produced invalid vectors")
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+def _pool(hidden: Any, mask: np.ndarray) -> np.ndarray:
+    weights = mask[..., None].astype(np.float32)
+    summed = (np.asarray(hidden, dtype=np.float32) * weights).sum(axis=1)
+    return summed / np.maximum(weights.sum(axis=1), 1.0)
+
+
+def _open(onnx: Path, tokenizer_path: Path, max_tokens: int, threads: int) -> tuple[Any, Any, str, bool]:
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 4  # stderr belongs to habitus's one-line errors
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    try:
+        session = ort.InferenceSession(str(onnx), options, providers=["CPUExecutionProvider"])
+        tokenizer = Tokenizer.from_file(str(tokenizer_path))
+    except Exception as exc:
+        raise HabitusError(
+            "model_unavailable", f"{onnx.parent}: the model or tokenizer does not load"
+        ) from exc
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length=max_tokens)
+    names = {i.name for i in session.get_inputs()}
+    if "input_ids" not in names or not names <= {"input_ids", "attention_mask", "token_type_ids"}:
+        raise HabitusError(
+            "model_unavailable",
+            f"{onnx}: expected inputs input_ids, attention_mask[, token_type_ids]",
+        )
+    outputs = session.get_outputs()
+    token_level = [o for o in outputs if len(o.shape) == 3]
+    pooled = [o for o in outputs if len(o.shape) == 2]
+    if token_level:
+        return session, tokenizer, token_level[0].name, False
+    if pooled:
+        return session, tokenizer, pooled[0].name, True
+    raise HabitusError("model_unavailable", f"{onnx}: no token-level or sentence-level output")
+
+
+def get(root: StateRoot, spec: ModelSpec, *, threads: int = 1) -> Embedder:
+    """The process-wide embedder for spec, verifying its files the first time."""
+    key = (spec.model_id, str(spec.folder), threads)
+    embedder = _LOADED.get(key)
+    if embedder is None:
+        verify(root, spec.files, label=spec.name)
+        embedder = Embedder(spec, threads=threads)
+        _LOADED[key] = embedder
+    return embedder
+
+
+def probe_dims(onnx: Path, tokenizer: Path, max_tokens: int) -> int:
+    """Load a model that is being added and embed one sentence: its output dimension (1..8192)."""
+    session, tok, output, pooled = _open(onnx, tokenizer, max_tokens, 1)
+    ids = tok.encode(PROBE).ids
+    input_ids = np.asarray([ids], dtype=np.int64)
+    mask = np.ones_like(input_ids)
+    feed = {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": np.zeros_like(input_ids)}
+    names = {i.name for i in session.get_inputs()}
+    try:
+        result = np.asarray(session.run([output], {k: v for k, v in feed.items() if k in names})[0])
+    except Exception as exc:
+        raise HabitusError("model_unavailable", f"{onnx}: the model does not run") from exc
+    vector = result[0] if pooled else _pool(result, mask)[0]
+    if vector.ndim != 1 or not 1 <= vector.shape[0] <= 8192 or not np.all(np.isfinite(vector)):
+        raise HabitusError("model_unavailable", f"{onnx}: the output is not a sentence embedding")
+    return int(vector.shape[0])

@@ -1,0 +1,197 @@
+"""Checksummed rows of the habit tables: sealing on write, verification on read, and the audit chain.
+
+A row's checksum is `habitus.io.checksum({"table": TABLE, **fields})` over the named fields below
+(everything but the checksum itself and, for evidence and audit rows, the integer rowid). Naming the
+fields keeps old checksums valid when a later migration adds a column. Any mismatch on read raises
+`checksum_mismatch` (exit 3): a tampered or damaged row is never used.
+
+Audit rows also form a chain: `prev` is the checksum of the previous audit row, so a deleted or
+reordered entry breaks the chain (`verify_audit_chain`).
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+from typing import Any
+
+from habitus import io
+from habitus.errors import HabitusError
+from habitus.state.db import utc_now
+
+FIELDS: dict[str, tuple[str, ...]] = {
+    "habits": (
+        "id",
+        "condition",
+        "behavior",
+        "polarity",
+        "confidence_bp",
+        "status",
+        "origin",
+        "candidate_key",
+        "wording",
+        "approved_wording",
+        "approved_at",
+        "law",
+        "law_findings",
+        "reason",
+        "created_at",
+        "updated_at",
+    ),
+    "habit_evidence": ("habit_id", "ref", "day", "note", "actor", "created_at"),
+    "habit_relations": (
+        "id",
+        "kind",
+        "habit_a",
+        "habit_b",
+        "wording_a",
+        "wording_b",
+        "similarity_bp",
+        "condition_bp",
+        "behavior_bp",
+        "strength",
+        "method",
+        "model_id",
+        "decision",
+        "survivor",
+        "created_at",
+        "updated_at",
+    ),
+    "habit_audit": ("target", "action", "actor", "before", "after", "data", "prev", "created_at"),
+    "habit_vectors": ("habit_id", "field", "model_id", "dims", "input", "vector", "created_at"),
+    "review_snapshots": ("kind", "items", "created_ms", "expires_ms"),
+}
+KEYS = {"habits": "id", "habit_relations": "id", "review_snapshots": "kind"}
+ACTORS = ("user", "analyze", "system")
+
+
+def _value(name: str, value: Any) -> Any:
+    if isinstance(value, bytes | memoryview):
+        import hashlib
+
+        return {"sha256": hashlib.sha256(bytes(value)).hexdigest()}  # blobs are sealed by digest
+    return value
+
+
+def seal(table: str, values: dict[str, Any]) -> str:
+    body = {name: _value(name, values.get(name)) for name in FIELDS[table]}
+    return io.checksum({"table": table, **body})
+
+
+def verify(table: str, row: sqlite3.Row | dict[str, Any]) -> dict[str, Any]:
+    """The row as a dict, after checking its checksum (raises checksum_mismatch)."""
+    values = dict(row)
+    if values.get("checksum") != seal(table, values):
+        key = KEYS.get(table)
+        which = f" {values.get(key)}" if key else ""
+        raise HabitusError(
+            "checksum_mismatch",
+            f"ledger.sqlite: a {table} row{which} does not match its checksum",
+            hint="the ledger was changed outside habitus; restore it from a backup",
+        )
+    return values
+
+
+def insert(conn: sqlite3.Connection, table: str, values: dict[str, Any]) -> dict[str, Any]:
+    sealed = {**values, "checksum": seal(table, values)}
+    names = [*FIELDS[table], "checksum"]
+    conn.execute(
+        f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})",
+        [sealed.get(n) for n in names],
+    )
+    return sealed
+
+
+def update(conn: sqlite3.Connection, table: str, current: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    """Write `changes` onto a verified row (by its key), re-sealed; returns the new row."""
+    key = KEYS[table]
+    new = {**current, **changes}
+    if "updated_at" in FIELDS[table] and "updated_at" not in changes:
+        new["updated_at"] = utc_now()
+    new["checksum"] = seal(table, new)
+    names = [n for n in FIELDS[table] if n != key] + ["checksum"]
+    cursor = conn.execute(
+        f"UPDATE {table} SET {', '.join(f'{n} = ?' for n in names)} WHERE {key} = ? AND checksum = ?",
+        [*(new.get(n) for n in names), current[key], current["checksum"]],
+    )
+    if cursor.rowcount != 1:
+        raise HabitusError("stale", f"ledger.sqlite: {table} row {current[key]} changed meanwhile")
+    return new
+
+
+def change(
+    conn: sqlite3.Connection,
+    table: str,
+    current: dict[str, Any],
+    action: str,
+    actor: str,
+    *,
+    note: dict[str, Any] | None = None,
+    **changes: Any,
+) -> dict[str, Any]:
+    """Update a verified row and append its audit entry: the one way habits and relations change.
+
+    The audit data records the status (habits) or decision (relations) move, plus `note`."""
+    new = update(conn, table, current, **changes)
+    data = dict(note or {})
+    for name in ("status", "decision"):
+        if name in changes and current[name] != new[name]:
+            data[name] = [current[name], new[name]]
+    audit(
+        conn, current[KEYS[table]], action, actor, before=current["checksum"], after=new["checksum"], **data
+    )
+    return new
+
+
+def new_id(conn: sqlite3.Connection, table: str, prefix: str) -> str:
+    while True:
+        candidate = f"{prefix}-{secrets.token_hex(6)}"
+        if conn.execute(f"SELECT 1 FROM {table} WHERE id = ?", (candidate,)).fetchone() is None:
+            return candidate
+
+
+def audit(
+    conn: sqlite3.Connection,
+    target: str,
+    action: str,
+    actor: str,
+    *,
+    before: str | None = None,
+    after: str | None = None,
+    **data: Any,
+) -> dict[str, Any]:
+    """Append one audit row (call inside the writing transaction, so the chain stays linear)."""
+    if actor not in ACTORS:
+        raise ValueError(f"unknown actor {actor!r}")
+    last = conn.execute("SELECT checksum FROM habit_audit ORDER BY id DESC LIMIT 1").fetchone()
+    return insert(
+        conn,
+        "habit_audit",
+        {
+            "target": target,
+            "action": action,
+            "actor": actor,
+            "before": before,
+            "after": after,
+            "data": io.canonical(data).decode(),
+            "prev": last[0] if last else "",
+            "created_at": utc_now(),
+        },
+    )
+
+
+def verify_audit_chain(conn: sqlite3.Connection) -> int:
+    """Check every audit row and the chain linking them; returns the number of rows."""
+    prev = ""
+    count = 0
+    for row in conn.execute("SELECT * FROM habit_audit ORDER BY id"):
+        values = verify("habit_audit", row)
+        if values["prev"] != prev:
+            raise HabitusError(
+                "checksum_mismatch",
+                f"ledger.sqlite: the audit chain is broken at entry {values['id']}",
+                hint="audit entries were removed or reordered outside habitus",
+            )
+        prev = values["checksum"]
+        count += 1
+    return count

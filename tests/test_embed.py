@@ -1,0 +1,170 @@
+"""The embedding engine on the real packaged model: quality, determinism, verification, fail-closed."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from habit_helpers import copy_default_model, root
+from habitus.embed import embedding_input, input_checksum, load_embedder, registry
+from habitus.embed.verify import verify
+from habitus.errors import HabitusError
+
+PARAPHRASES = [
+    ("Run the full test suite before a release", "Execute all the tests before publishing a new version"),
+    ("Read the whole file before editing it", "Look at the entire file first, then make changes"),
+    ("Ask me before deleting anything", "Get my confirmation before you remove files"),
+    ("Use RGB values, not palette indices", "Give colours as RGB values instead of index numbers"),
+]
+UNRELATED = [
+    ("Run the full test suite before a release", "Store timestamps in UTC"),
+    ("Read the whole file before editing it", "Use pnpm instead of npm"),
+    ("Ask me before deleting anything", "Write commit subjects in the imperative mood"),
+    ("Use RGB values, not palette indices", "Quote shell variables to avoid word splitting"),
+]
+
+
+def test_default_model_loads_with_pinned_identity() -> None:
+    embedder = load_embedder(root())
+    assert embedder.name == "default" and embedder.dims == 384
+    assert embedder.model_id.startswith("default@") and len(embedder.model_id) == len("default@") + 16
+    assert load_embedder(root()) is embedder  # one per process
+
+
+def test_vectors_are_unit_float32_rows_in_input_order() -> None:
+    embedder = load_embedder(root())
+    texts = [
+        "short",
+        "a much longer sentence about running the tests before every release",
+        "mid length text",
+    ]
+    vectors = embedder.embed(texts)
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    for index, text in enumerate(texts):  # dynamic padding and length sorting keep the order
+        alone = embedder.embed([text])[0]
+        assert float(alone @ vectors[index]) > 0.9999
+    assert embedder.embed([]).shape == (0, 384)
+    with pytest.raises(TypeError):
+        embedder.embed("not a list")  # type: ignore[arg-type]
+
+
+def test_paraphrases_score_above_unrelated_pairs() -> None:
+    embedder = load_embedder(root())
+
+    def cosine(a: str, b: str) -> float:
+        v = embedder.embed([a, b])
+        return float(v[0] @ v[1])
+
+    paraphrase = [cosine(a, b) for a, b in PARAPHRASES]
+    unrelated = [cosine(a, b) for a, b in UNRELATED]
+    assert min(paraphrase) > max(unrelated)
+    for p, u in zip(paraphrase, unrelated, strict=True):
+        assert p > u + 0.3
+
+
+def test_same_text_embeds_identically_across_runs_and_processes() -> None:
+    embedder = load_embedder(root())
+    texts = ["When a test fails, read the error first", "Use gofmt"]
+    first = embedder.embed(texts)
+    assert np.array_equal(first, embedder.embed(texts))
+    probe = (
+        "import sys; from habitus.embed import load_embedder; from habitus.state.root import StateRoot;"
+        "sys.stdout.buffer.write(load_embedder(StateRoot.at()).embed(sys.argv[1:]).tobytes())"
+    )
+    done = subprocess.run([sys.executable, "-c", probe, *texts], capture_output=True, timeout=120, check=True)
+    assert done.stdout == first.tobytes()
+
+
+def test_input_normalisation_and_checksum() -> None:
+    assert embedding_input("  When\ta  test\n fails ") == "When a test fails"
+    assert embedding_input("ﬁle") == "file"  # NFKC
+    assert input_checksum("a  b") == input_checksum("a b") != input_checksum("A b")
+
+
+def test_verification_is_cached_by_file_identity(state_root: Path) -> None:
+    spec = registry.default_spec()
+    state_root.mkdir(mode=0o700)
+    assert verify(root(), spec.files, label="default") == len(spec.files)
+    assert (state_root / "models" / "verified.json").stat().st_mode & 0o777 == 0o600
+    assert verify(root(), spec.files, label="default") == 0  # stamp hit: nothing hashed
+
+
+def test_verification_never_creates_a_state_root(state_root: Path) -> None:
+    spec = registry.default_spec()
+    verify(root(), spec.files, label="default")
+    assert not state_root.exists()
+
+
+def _added_spec(tmp_path: Path) -> registry.ModelSpec:
+    folder = copy_default_model(tmp_path / "m")
+    files = tuple(
+        registry.FileSpec(folder / rel, size, digest)
+        for rel, (size, digest) in registry.DEFAULT_FILES.items()
+    )
+    return registry.ModelSpec(
+        "copy", folder, folder / "onnx/model.onnx", folder / "tokenizer.json", files, 384, 128, False
+    )
+
+
+def test_tampered_file_fails_closed_even_after_a_stamp(tmp_path: Path, state_root: Path) -> None:
+    state_root.mkdir(mode=0o700)
+    spec = _added_spec(tmp_path)
+    tokenizer = spec.folder / "tokenizer.json"
+    data = tokenizer.read_bytes()
+    tokenizer.unlink()  # break the hard link before changing the copy
+    tokenizer.write_bytes(data)
+    verify(root(), spec.files, label="copy")
+    # Same size, one byte different: the stamp no longer matches (mtime/ctime changed), so it re-hashes.
+    tokenizer.write_bytes(data[:-2] + (b"x" if data[-2:-1] != b"x" else b"y") + data[-1:])
+    with pytest.raises(HabitusError) as caught:
+        verify(root(), spec.files, label="copy")
+    assert caught.value.code == "checksum_mismatch" and caught.value.exit == 3
+
+
+def test_wrong_size_and_missing_file_fail_closed(tmp_path: Path) -> None:
+    spec = _added_spec(tmp_path)
+    tokenizer = spec.folder / "tokenizer.json"
+    data = tokenizer.read_bytes()
+    tokenizer.unlink()
+    tokenizer.write_bytes(data + b" ")
+    with pytest.raises(HabitusError) as caught:
+        verify(root(), spec.files, label="copy")
+    assert caught.value.code == "checksum_mismatch"
+    tokenizer.unlink()
+    with pytest.raises(HabitusError) as caught:
+        verify(root(), spec.files, label="copy")
+    assert caught.value.code == "model_unavailable" and caught.value.exit == 3
+
+
+def test_symlinked_model_file_is_refused(tmp_path: Path) -> None:
+    spec = _added_spec(tmp_path)
+    tokenizer = spec.folder / "tokenizer.json"
+    real = tmp_path / "real-tokenizer.json"
+    shutil.move(tokenizer, real)
+    tokenizer.symlink_to(real)
+    with pytest.raises(HabitusError) as caught:
+        verify(root(), spec.files, label="copy")
+    assert caught.value.code == "symlink_refused"
+
+
+def test_a_forged_stamp_is_ignored(tmp_path: Path, state_root: Path) -> None:
+    state_root.mkdir(mode=0o700)
+    spec = _added_spec(tmp_path)
+    verify(root(), spec.files, label="copy")
+    stamp = state_root / "models" / "verified.json"
+    stamp.write_bytes(stamp.read_bytes().replace(b'"checksum":"', b'"checksum":"0'))
+    assert verify(root(), spec.files, label="copy") == len(spec.files)  # unreadable stamp: re-hash
+
+
+def test_importing_the_package_stays_light() -> None:
+    probe = "import sys, habitus.embed, habitus.habits; print(sorted({'numpy','onnxruntime','tokenizers'} & set(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[]"
