@@ -34,6 +34,7 @@ CODES: dict[str, tuple[Exit, str]] = {
     "model_error": (Exit.FAILED, "a configured language model failed, timed out or answered invalidly"),
     "issues_found": (Exit.FAILED, "a report-only check found issues (the report is on stdout)"),
     "failed": (Exit.FAILED, "an unexpected internal error"),
+    "bad_transcript": (Exit.FAILED, "a transcript file is binary, not UTF-8, or not a format habitus reads"),
     "schema_newer": (Exit.REFUSED, "the state was written by a newer habitus; it is left untouched"),
     "schema_unknown": (Exit.REFUSED, "the state's schema history is not one this habitus knows"),
     "schema_outdated": (Exit.REFUSED, "a read-only command found a schema that needs migrating first"),
@@ -43,6 +44,7 @@ CODES: dict[str, tuple[Exit, str]] = {
     "symlink_refused": (Exit.REFUSED, "a state file or folder is a symbolic link"),
     "stale": (Exit.REFUSED, "what was reviewed changed since; review it again"),
     "refused": (Exit.REFUSED, "refused by policy: law, a pending duplicate, or a safety rule"),
+    "disabled": (Exit.REFUSED, "the feature is turned off in config.toml (e.g. capture.enabled = false)"),
     "state_locked": (Exit.BUSY, "another process holds the lock; retry or raise --wait"),
     "interrupted": (Exit.INTERRUPTED, "interrupted by a signal"),
 }

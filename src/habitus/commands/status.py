@@ -11,15 +11,17 @@ import click
 from habitus import __version__, io
 from habitus.options import output_options, state_options
 from habitus.state import config as configuration
-from habitus.state import errorlog, ledger
+from habitus.state import errorlog, ledger, observations
 from habitus.state.db import Store
 from habitus.state.root import StateRoot
 
 MAN = {
     "stdin": "Not read.",
-    "stdout": 'One object: {"v":1,"root","exists","versions","config","enabled","stores","errors"}. '
-    "Each store reports path, exists, schema_version and schema_current.",
-    "files": "Reads config.toml, ledger.sqlite, memory.sqlite and errors.jsonl; never creates or migrates anything.",
+    "stdout": 'One object: {"v":1,"root","exists","versions","config","enabled","stores","observations",'
+    '"errors"}. Each store reports path, exists, schema_version and schema_current; observations reports '
+    "the current generation, its record count and last seq, and the archived generations.",
+    "files": "Reads config.toml, ledger.sqlite, memory.sqlite, observations/ (manifests only) and "
+    "errors.jsonl; never creates or migrates anything.",
 }
 
 
@@ -57,6 +59,7 @@ def report(root: StateRoot, *, wait: float) -> dict[str, Any]:
             "select_judge": config.get("select.judge"),
         },
         "stores": {"ledger": store_status(ledger.store(root, wait=wait))},
+        "observations": observations.status(root),
         "errors": {"path": str(root.errors), "logged": errorlog.count(root)},
     }
 
