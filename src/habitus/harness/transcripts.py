@@ -696,14 +696,14 @@ def _links(fmt: str, obj: dict[str, Any]) -> tuple[str | None, str | None]:
 
 def read_tail(path: Path | str, *, max_bytes: int = TAIL_BYTES, format: str | None = None) -> TranscriptChunk:
     """The turns at the end of a transcript, reading at most max_bytes (doubling, up to
-    MAX_TAIL_BYTES, while the last turn's prompt lies before the window)."""
+    MAX_TAIL_BYTES, while the window holds no turn or the last turn's prompt lies before it)."""
     path = Path(path)
     handle, size = _open(path)
     handle.close()
     window = max(1, max_bytes)
     while True:
         chunk = read_transcript(path, start_offset=max(0, size - window), max_bytes=window, format=format)
-        complete = not chunk.turns or not chunk.turns[-1].continued
+        complete = bool(chunk.turns) and not chunk.turns[-1].continued
         if complete or window >= size or window >= MAX_TAIL_BYTES:
             return chunk
         window = min(window * 2, MAX_TAIL_BYTES)

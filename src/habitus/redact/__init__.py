@@ -224,14 +224,12 @@ def redact(text: str) -> tuple[str, int]:
 
 
 def looks_sensitive(text: str) -> bool:
-    """True when text still contains anything redact() would change (other than home folders),
-    or a remnant of a secret. Used after redaction as a fail-closed check."""
+    """True when text still contains anything redact() would change, or a remnant of a secret
+    (half a private key, a token prefix). Used after redaction as a fail-closed check."""
     if not text:
         return False
     for name, pattern, replacement in _patterns():
         if name.startswith("home_path"):
-            if name == "home_path_encoded":
-                continue
             if pattern.search(text):
                 return True
             continue
