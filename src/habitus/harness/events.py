@@ -150,10 +150,14 @@ def _stamp(request: dict[str, Any], key: str) -> str | None:
         raise bad_request(key, "expected an ISO-8601 string or epoch milliseconds")
     if isinstance(value, str):
         return value
+    return iso_from_epoch(value / 1000 if value > 1e11 else float(value))
+
+
+def iso_from_epoch(seconds: float) -> str:
+    """ISO-8601 UTC with milliseconds, the form habitus stores timestamps in."""
     import time
 
-    seconds = value / 1000 if value > 1e11 else float(value)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{int(seconds * 1000) % 1000:03d}Z"
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{round(seconds * 1000) % 1000:03d}Z"
 
 
 def parse_event(harness: str, request: dict[str, Any]) -> HookEvent:

@@ -498,10 +498,9 @@ def _pi_entry(builder: _Builder, entry: dict[str, Any], offset: int) -> None:
 def _ms(value: Any) -> str | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    import time
+    from habitus.harness.events import iso_from_epoch
 
-    seconds = value / 1000
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{int(value) % 1000:03d}Z"
+    return iso_from_epoch(value / 1000)
 
 
 def _pi(records: list[_Rec], parents: dict[str, str | None]) -> _Builder:
