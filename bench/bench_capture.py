@@ -60,9 +60,17 @@ def _stop_event(folder: Path, run: int) -> bytes:
     session = f"bench-{run:06d}-{os.getpid()}"
     transcript = folder / f"t{run}.jsonl"
     transcript.write_text(SHORT.read_text().replace("55604662-cf2a-4331-851a-ec234028f8ca", session))
-    event = (
-        '{"session_id": "%s", "transcript_path": "%s", "cwd": "/w", "permission_mode": "default", '
-        '"hook_event_name": "Stop", "stop_hook_active": false}' % (session, transcript)
+    import json
+
+    event = json.dumps(
+        {
+            "session_id": session,
+            "transcript_path": str(transcript),
+            "cwd": "/w",
+            "permission_mode": "default",
+            "hook_event_name": "Stop",
+            "stop_hook_active": False,
+        }
     )
     return event.encode()
 
