@@ -428,6 +428,33 @@ def test_pi_agent_end_from_the_extension(on: Path) -> None:
     assert len(payloads(on)) == 4  # the sweep adds the excerpt's three kept turns
 
 
+def test_a_pi_run_captured_by_the_extension_is_not_imported_twice(on: Path) -> None:
+    rows = [orjson.loads(x) for x in (FIXTURES / "pi-excerpt.jsonl").read_bytes().splitlines()]
+    messages = [r["message"] for r in rows if r.get("type") == "message"]
+    start = next(
+        i for i, m in enumerate(messages) if m["role"] == "user" and "REAL fucking good" in str(m["content"])
+    )
+    end = next(i for i, m in enumerate(messages[start + 1 :], start + 1) if m["role"] == "user")
+    hook(
+        "pi",
+        {
+            "hook_event_name": "agent_end",
+            "session_id": "d703a1a9-1b7b-4fb1-b512-c9738b1fe617",
+            "messages": messages[start:end],
+        },
+    )
+    assert len(payloads(on)) == 1
+    imported = run(["capture", "--transcript", str(FIXTURES / "pi-excerpt.jsonl")]).result
+    assert imported["appended"] == 2 and imported["duplicates"] == 1
+
+
+def test_hook_mode_and_transcript_do_not_combine(on: Path) -> None:
+    out = run(["capture", "--harness", "claude-code", "--transcript", str(FIXTURES / "codex-legacy.jsonl")])
+    assert out.exit == 0 and out.stdout == b""
+    assert [e["code"] for e in errors(on)] == ["usage"]
+    assert run(["capture", "--transcript", "x", "--harness", "pi"]).exit == 0
+
+
 def test_generic_hook_mode(on: Path) -> None:
     hook("generic", {"user": "u", "assistant": "a", "session": "s"})
     hook("generic", {"user": "only a prompt"})

@@ -124,7 +124,7 @@ def test_pi_tree_entries_follow_the_active_branch(tmp_path: Path) -> None:
     turns = read_transcript(path).turns
     assert [(t.user, t.assistant, t.key) for t in turns] == [
         ("first", "A", "1"),
-        ("new question", "NEW", "5"),
+        ("new question", "NEW", "3"),  # keys: the messages' own timestamps
     ]
 
 

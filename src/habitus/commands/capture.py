@@ -78,6 +78,8 @@ def cli(
     config = configuration.load(root)
     enabled = config.get("capture.enabled")
     retention = config.get("capture.retention_days")
+    if harness is not None and transcript is not None:
+        raise HabitusError("usage", "--transcript imports a file; it does not combine with --harness")
     if harness is not None:
         if not enabled:
             return  # off: a hook stays silent and stores nothing

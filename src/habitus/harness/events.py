@@ -200,8 +200,6 @@ def parse_event(harness: str, request: dict[str, Any]) -> HookEvent:
         if messages is not None and not isinstance(messages, list):
             raise bad_request("messages", "expected a list of Pi messages")
         event.messages = messages
-    if event.kind == "subagent_stop":
-        _text(request, "agent_transcript_path")
     return event
 
 

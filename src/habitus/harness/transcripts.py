@@ -471,9 +471,12 @@ def _pi_entry(builder: _Builder, entry: dict[str, Any], offset: int) -> None:
     if role == "user":
         text = _block_text(message.get("content")).strip()
         if text:
-            key = entry.get("id") if isinstance(entry.get("id"), str) else None
-            if key is None and isinstance(message.get("timestamp"), (int, float)):
-                key = str(int(message["timestamp"]))
+            # The message's own timestamp is the key: the extension's agent_end messages carry it too,
+            # so a hook capture and a later import of the session file agree.
+            stamp = message.get("timestamp")
+            key = str(int(stamp)) if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) else None
+            if key is None and isinstance(entry.get("id"), str):
+                key = entry["id"]
             builder.prompt(text, at, key, offset)
     elif role == "assistant":
         for block in _blocks(message.get("content")):
