@@ -33,6 +33,7 @@ _SECRET_KEY = re.compile(
 _SECRET_KEY_EXACT = frozenset({"pwd", "pass", "bearer", "x-api-key", "set-cookie"})
 
 _compiled: list[tuple[str, re.Pattern[str], Replacement]] | None = None
+_BASE64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
 _post: list[re.Pattern[str]] | None = None
 
 
@@ -69,6 +70,31 @@ def _auth_header(match: re.Match[str]) -> str:
     return f"{match.group('name')}{match.group('sep')}[REDACTED:auth_header]"
 
 
+def _redact_key_tails(text: str, end_line: re.Pattern[str]) -> tuple[str, int]:
+    """Redact each END line together with the base64 lines right before it (a key whose BEGIN line
+    was cut off). A bare END line is left for looks_sensitive to flag, so such a pair is dropped."""
+    out, position, count = [], 0, 0
+    for match in end_line.finditer(text):
+        start = match.start()
+        while start > position:
+            line_start = text.rfind("\n", position, max(position, start - 1)) + 1
+            line_start = max(line_start, position)
+            line = text[line_start : start - 1].rstrip("\r")
+            if len(line) < 16 or not set(line) <= _BASE64:
+                break
+            start = line_start
+        if start == match.start():
+            continue
+        out.append(text[position:start])
+        out.append("[REDACTED:private_key]")
+        position = match.end()
+        count += 1
+    if not count:
+        return text, 0
+    out.append(text[position:])
+    return "".join(out), count
+
+
 def _url_credentials(match: re.Match[str]) -> str:
     return f"{match.group('scheme')}://[REDACTED:credential]@"
 
@@ -91,9 +117,11 @@ def _patterns() -> list[tuple[str, re.Pattern[str], Replacement]]:
             0,
         ),
         (
+            # The end of a key whose BEGIN line was cut off: the base64 lines before END are found by
+            # _key_tail walking backwards (a regex doing it would backtrack quadratically on base64).
             "private_key_tail",
-            r"(?m)(?:^[A-Za-z0-9+/=]{16,}\r?\n)+-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----",
-            "[REDACTED:private_key]",
+            r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----",
+            "",  # handled by _redact_key_tails
             0,
         ),
         ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", "[REDACTED:anthropic_key]", 0),
@@ -200,6 +228,10 @@ def redact(text: str) -> tuple[str, int]:
         return text, 0
     total = 0
     for name, pattern, replacement in _patterns():
+        if name == "private_key_tail":
+            text, n = _redact_key_tails(text, pattern)
+            total += n
+            continue
         if name.startswith("home_path"):
             new, n = pattern.subn(replacement, text)
             if n:
@@ -229,6 +261,8 @@ def looks_sensitive(text: str) -> bool:
     if not text:
         return False
     for name, pattern, replacement in _patterns():
+        if name == "private_key_tail":
+            continue  # any END line left over is caught by the post patterns below
         if name.startswith("home_path"):
             if pattern.search(text):
                 return True
