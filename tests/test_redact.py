@@ -130,3 +130,21 @@ def test_real_user_corrections_are_not_mangled() -> None:
         if "/Users/" not in prompt and "/home/" not in prompt:
             assert clean == prompt
     assert len(changed) <= 2
+
+
+def test_adversarial_inputs_do_not_backtrack_for_ever() -> None:
+    """Long runs that once made a pattern backtrack quadratically (32 s for 40 KB of "a-a-a-...").
+    Run in a subprocess with a generous timeout: the point is that it finishes, not how fast."""
+    import subprocess
+    import sys
+
+    probe = (
+        "from habitus.redact import redact, looks_sensitive\n"
+        "units = ['a-', 'word-', '1-', '-eyJ', 'eyJ-', 'Bearer //', 'a.', 'a@b.', 'x' * 20 + '\\n']\n"
+        "for unit in units:\n"
+        "    text = unit * (128 * 1024 // len(unit))\n"
+        "    looks_sensitive(redact(text)[0])\n"
+        "print('done')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, timeout=120, check=False)
+    assert done.returncode == 0 and done.stdout.strip() == b"done", done.stderr[-500:]

@@ -54,14 +54,29 @@ def _scheme_credential(match: re.Match[str]) -> str:
     return f"{match.group('scheme')} [REDACTED:credential]"
 
 
+_SECRET_NAME = re.compile(
+    r"(?:^|[_\-.])(?:api[_-]?key|apikey|secret(?:[_-]?key)?|client[_-]?secret|password|passwd|passphrase|"
+    r"pwd|access[_-]?token|refresh[_-]?token|auth[_-]?token|id[_-]?token|bearer[_-]?token|token|"
+    r"private[_-]?key|access[_-]?key(?:[_-]?id)?|secret[_-]?access[_-]?key|session[_-]?token|credentials?)$"
+)
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def _secret_name(key: str) -> bool:
+    """Does an identifier name a secret? `DB_PASSWORD`, `apiKey`, `stripe.api_key`; not `max_tokens`."""
+    return bool(_SECRET_NAME.search(_CAMEL.sub("_", key).lower()))
+
+
 def _assignment(match: re.Match[str]) -> str:
+    if not _secret_name(match.group("key")):
+        return match.group(0)
     value = match.group("value")
     quoted = match.group("quote") is not None
     if not quoted and match.group("sep").strip() == ":" and not _credential_like(value):
         return match.group(0)  # "Password: make sure it is long" is prose, not a secret
     if value.startswith("[REDACTED"):
         return match.group(0)
-    return f"{match.group('key')}{match.group('sep')}{match.group('quote') or ''}[REDACTED:secret]"
+    return f"{match.group('key')}{match.group('kq')}{match.group('sep')}{match.group('quote') or ''}[REDACTED:secret]"
 
 
 def _auth_header(match: re.Match[str]) -> str:
@@ -103,12 +118,6 @@ def _patterns() -> list[tuple[str, re.Pattern[str], Replacement]]:
     global _compiled
     if _compiled is not None:
         return _compiled
-    secret_names = (
-        r"(?:[A-Za-z0-9]+[_-])*(?:api[_-]?key|apikey|secret(?:[_-]?key)?|client[_-]?secret|password|passwd|"
-        r"passphrase|pwd|access[_-]?token|refresh[_-]?token|auth[_-]?token|id[_-]?token|bearer[_-]?token|"
-        r"token|private[_-]?key|access[_-]?key(?:[_-]?id)?|secret[_-]?access[_-]?key|session[_-]?token|"
-        r"credentials?)"
-    )
     table: list[tuple[str, str, Replacement, int]] = [
         (
             "private_key",
@@ -150,7 +159,8 @@ def _patterns() -> list[tuple[str, re.Pattern[str], Replacement]]:
         ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b", "[REDACTED:npm_token]", 0),
         (
             "jwt",
-            r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+            # Starts only where a token run starts, and never backtracks (possessive): linear time.
+            r"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{8,}+\.eyJ[A-Za-z0-9_\-]{8,}+\.[A-Za-z0-9_\-]{8,}+",
             "[REDACTED:jwt]",
             0,
         ),
@@ -163,7 +173,7 @@ def _patterns() -> list[tuple[str, re.Pattern[str], Replacement]]:
         (
             "auth_header",
             r"(?i)\b(?P<name>authorization|proxy-authorization|x-api-key|api-key)(?P<sep>\s*:\s*)(?!\[REDACTED)"
-            r"(?P<scheme>(?:bearer|basic|token|digest)\s+)?(?P<cred>[^\s\"',;]{8,})",
+            r"(?P<scheme>(?:bearer|basic|token|digest)\s+)?(?!\[REDACTED)(?P<cred>[^\s\"',;]{8,})",
             _auth_header,
             0,
         ),
@@ -174,8 +184,10 @@ def _patterns() -> list[tuple[str, re.Pattern[str], Replacement]]:
             0,
         ),
         (
+            # Any identifier followed by = / := / : ; _assignment keeps only those whose name ends in a
+            # secret word. (Matching the name inside the regex backtracked quadratically on "a-a-a-...".)
             "assignment",
-            r"(?i)(?P<key>\b" + secret_names + r"[\"']?)(?P<sep>\s*(?:=|:=|:)\s*)"
+            r"(?<![A-Za-z0-9_\-.])(?P<key>[A-Za-z0-9_\-.]{1,80})(?P<kq>[\"']?)(?P<sep>\s*(?:=|:=|:)\s*)"
             r"(?P<quote>[\"'])?(?P<value>(?(quote)[^\"'\n]{3,}|[^\s\"',;)}\]]{3,}))",
             _assignment,
             0,
