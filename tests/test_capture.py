@@ -469,3 +469,28 @@ def test_status_reports_the_log_without_creating_it(state_root: Path) -> None:
     run(["capture", "--transcript", str(FIXTURES / "codex-legacy.jsonl")])
     got = run(["status"]).result["observations"]
     assert (got["generation"], got["records"], got["last_seq"], got["exists"]) == (1, 2, 2, True)
+
+
+def test_the_hook_path_stays_light(state_root: Path) -> None:
+    """A hook call loads no heavy module; with capture on, only fasteners (for the lock)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "sys.argv = ['habitus', 'capture', '--harness', 'claude-code']\n"
+        "from habitus.launcher import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = {'numpy', 'onnxruntime', 'tokenizers', 'jsonschema', 'tomlkit', 'fasteners', 'sqlite3'}\n"
+        "sys.stderr.write('HEAVY=' + ','.join(sorted({m.split('.')[0] for m in sys.modules} & heavy)))\n"
+    )
+    event = orjson.dumps(cc_event("Stop", FIXTURES / "claude-code-short.jsonl"))
+
+    def loaded() -> str:
+        done = subprocess.run([sys.executable, "-c", probe], input=event, capture_output=True, timeout=60)
+        return done.stderr.decode().rsplit("HEAVY=", 1)[1]
+
+    assert loaded() == ""
+    enable(state_root)
+    assert loaded() == "fasteners"
+    assert len(lines(state_root)) == 1
