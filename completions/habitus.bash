@@ -64,7 +64,11 @@ _habitus() {
         "advise|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
         "analyze|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
         "backup|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
+        "capture|--format") COMPREPLY=($(compgen -W "auto claude-code pi codex" -- "$cur")); return ;;
         "capture|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
+        "capture|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "capture|--transcript") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "capture|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "config get|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "config get|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "config set|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -210,7 +214,7 @@ _habitus() {
         "advise") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
         "analyze") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
         "backup") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
-        "capture") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
+        "capture") COMPREPLY=($(compgen -W "--format --harness --help --nl --pretty --root --transcript --wait" -- "$cur")) ;;
         "config") COMPREPLY=($(compgen -W "describe get set show unset --help" -- "$cur")) ;;
         "config describe") COMPREPLY=($(compgen -W "--help --pretty" -- "$cur")) ;;
         "config get") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;

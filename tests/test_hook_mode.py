@@ -13,12 +13,13 @@ from habitus.state.root import StateRoot
 
 
 def test_failure_in_hook_mode_is_silent_and_logged(state_root: Path) -> None:
-    out = run(["capture", "--harness", "claude-code"], {"hook_event_name": "Stop"})
+    assert run(["config", "set", "capture.enabled", "true"]).exit == 0
+    out = run(["capture", "--harness", "claude-code"], {"hook_event_name": "Stop", "session_id": 7})
     assert out.exit == 0
     assert out.stdout == b"" and out.stderr == b""
     entries = [orjson.loads(line) for line in (state_root / "errors.jsonl").read_bytes().splitlines()]
     assert len(entries) == 1
-    assert entries[0]["code"] == "not_implemented"
+    assert entries[0]["code"] == "bad_request"
     assert entries[0]["harness"] == "claude-code"
     assert entries[0]["command"] == "capture"
 
@@ -37,9 +38,10 @@ def test_usage_error_in_hook_mode_never_exits_2(state_root: Path) -> None:
 
 
 def test_same_failure_without_hook_mode_is_loud(state_root: Path) -> None:
-    out = run(["capture"])
-    assert out.exit == 1
-    assert out.error["code"] == "not_implemented"
+    assert run(["config", "set", "capture.enabled", "true"]).exit == 0
+    out = run(["capture"], {"user": "hello", "assistant": "hi", "session": 7})
+    assert out.exit == 2
+    assert out.error["code"] == "bad_request"
     assert not (state_root / "errors.jsonl").exists()
 
 

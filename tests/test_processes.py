@@ -21,11 +21,14 @@ def test_bin_habitus_version() -> None:
 
 
 def test_hook_mode_swallows_a_failure_in_a_real_process(state_root: Path) -> None:
-    out = run_process(["capture", "--harness", "claude-code"], {"hook_event_name": "Stop", "session_id": "s"})
+    assert run_process(["config", "set", "capture.enabled", "true"]).exit == 0
+    out = run_process(
+        ["capture", "--harness", "claude-code"], {"hook_event_name": "Stop", "session_id": ["s"]}
+    )
     assert out.exit == 0
     assert out.stdout == b"" and out.stderr == b""
     entry = orjson.loads((state_root / "errors.jsonl").read_bytes().splitlines()[-1])
-    assert entry["code"] == "not_implemented"
+    assert entry["code"] == "bad_request"
 
 
 def test_error_object_from_a_real_process(state_root: Path) -> None:

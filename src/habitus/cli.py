@@ -21,10 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "advise": ("habitus.commands.stubs:advise", "Review recent agent work and deliver at most one note."),
     "analyze": ("habitus.commands.stubs:analyze", "Propose candidate habits from unread observations."),
     "backup": ("habitus.commands.stubs:backup", "Write a consistent backup of the state root."),
-    "capture": (
-        "habitus.commands.stubs:capture",
-        "Store hook events and transcripts as redacted observations.",
-    ),
+    "capture": ("habitus.commands.capture", "Store hook events and transcripts as redacted observations."),
     "config": ("habitus.commands.config", "Read and change settings in config.toml."),
     "dedupe": ("habitus.commands.dedupe", "Find and resolve possible duplicate habits."),
     "demo": ("habitus.commands.demo", "Run a short guided tour on a temporary state root."),

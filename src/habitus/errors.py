@@ -40,6 +40,7 @@ CODES: dict[str, tuple[Exit, str]] = {
         "systemctl could not reload or enable the habitus units (files are written)",
     ),
     "already_exists": (Exit.FAILED, "a record with that id already exists (import never overwrites)"),
+    "bad_transcript": (Exit.FAILED, "a transcript file is binary, not UTF-8, or not a format habitus reads"),
     "schema_newer": (Exit.REFUSED, "the state was written by a newer habitus; it is left untouched"),
     "schema_unknown": (Exit.REFUSED, "the state's schema history is not one this habitus knows"),
     "schema_outdated": (Exit.REFUSED, "a read-only command found a schema that needs migrating first"),
@@ -51,6 +52,7 @@ CODES: dict[str, tuple[Exit, str]] = {
     "refused": (Exit.REFUSED, "refused by policy: law, a pending duplicate, or a safety rule"),
     "model_unavailable": (Exit.REFUSED, "the embedding model's files are missing or cannot be loaded"),
     "vectors_stale": (Exit.REFUSED, "cached vectors are missing or from another model; run habit recheck"),
+    "disabled": (Exit.REFUSED, "the feature is turned off in config.toml (e.g. capture.enabled = false)"),
     "state_locked": (Exit.BUSY, "another process holds the lock; retry or raise --wait"),
     "interrupted": (Exit.INTERRUPTED, "interrupted by a signal"),
 }

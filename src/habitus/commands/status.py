@@ -11,16 +11,18 @@ import click
 from habitus import __version__, io
 from habitus.options import output_options, state_options
 from habitus.state import config as configuration
-from habitus.state import errorlog, ledger, memory_store
+from habitus.state import errorlog, ledger, memory_store, observations
 from habitus.state.db import Store
 from habitus.state.root import StateRoot
 
 MAN = {
     "stdin": "Not read.",
-    "stdout": 'One object: {"v":1,"root","exists","versions","config","enabled","stores","habits","errors"}. '
-    "Each store reports path, exists, schema_version and schema_current; habits counts habits by status "
-    "(null when there is no up-to-date ledger).",
-    "files": "Reads config.toml, ledger.sqlite, memory.sqlite and errors.jsonl; never creates or migrates anything.",
+    "stdout": 'One object: {"v":1,"root","exists","versions","config","enabled","stores","habits",'
+    '"observations","errors"}. Each store reports path, exists, schema_version and schema_current; habits '
+    "counts habits by status (null when there is no up-to-date ledger); observations reports the current "
+    "generation, its record count and last seq, and the archived generations.",
+    "files": "Reads config.toml, ledger.sqlite, memory.sqlite, observations/ (manifests only) and "
+    "errors.jsonl; never creates or migrates anything.",
 }
 
 
@@ -62,6 +64,7 @@ def report(root: StateRoot, *, wait: float) -> dict[str, Any]:
             "memory": store_status(memory_store.store(root.memory, label="global", wait=wait)),
         },
         "habits": habit_counts(root, wait=wait),
+        "observations": observations.status(root),
         "errors": {"path": str(root.errors), "logged": errorlog.count(root)},
     }
 

@@ -1,0 +1,272 @@
+"""Hook events in, hook output out: one adapter for Claude Code, Codex CLI, Gemini CLI, Pi and generic.
+
+    parse_event(harness, request) -> HookEvent       normalise a hook's stdin object
+    context_output(harness, event, text) -> dict|None the harness's "add this as context" reply
+    block_output(harness, event, reason) -> dict|None the harness's "do not stop yet, because..." reply
+
+Protocols followed (as published; checked 2026-11):
+
+- Claude Code, https://code.claude.com/docs/en/hooks: every event carries `session_id`,
+  `transcript_path`, `cwd`, `hook_event_name`; `UserPromptSubmit` adds `prompt`; `Stop` and
+  `SubagentStop` add `stop_hook_active` and `last_assistant_message` (SubagentStop also `agent_id`,
+  `agent_transcript_path`); `SessionEnd` adds `reason`; `PreCompact` adds `trigger`. Context goes back as
+  `{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit"|"SessionStart"|"PostToolUse",
+  "additionalContext": ...}}`; a Stop/SubagentStop block is `{"decision": "block", "reason": ...}`.
+- Codex CLI hooks (`[features] codex_hooks = true`), the JSON Schemas in openai/codex
+  `codex-rs/hooks/schema/generated/*.command.{input,output}.schema.json`: the same event names and
+  snake_case fields as Claude Code plus `turn_id` and `model`; `transcript_path` may be null. Output:
+  `hookSpecificOutput.additionalContext` for UserPromptSubmit and SessionStart, `decision: "block"` with a
+  non-empty `reason` for Stop/SubagentStop. The older `notify` program (openai/codex
+  `codex-rs/hooks/src/legacy_notify.rs`) receives `{"type": "agent-turn-complete", "thread-id",
+  "turn-id", "cwd", "input-messages", "last-assistant-message"}` as its last argument; it is parsed here
+  as a stop event too.
+- Gemini CLI, google-gemini/gemini-cli `docs/hooks/reference.md` and `packages/core/src/hooks/types.ts`:
+  base fields `session_id`, `transcript_path`, `cwd`, `hook_event_name`, `timestamp`; `BeforeAgent` has
+  `prompt`, `AfterAgent` has `prompt`, `prompt_response`, `stop_hook_active`; `SessionEnd` `reason`;
+  `PreCompress` `trigger`. Context: `hookSpecificOutput: {hookEventName: "BeforeAgent"|"SessionStart"|
+  "AfterTool", additionalContext}`; an AfterAgent retry is `{"decision": "deny", "reason": ...}`.
+- Pi has no process hooks: extensions subscribe to events in-process (badlogic/pi-mono
+  `packages/coding-agent/docs/extensions.md`). habitus ships `integrations/pi/habitus-capture.ts`, which
+  sends `{"hook_event_name": <pi event type>, "session_id", "session_file", "cwd", "prompt",
+  "messages", "timestamp"}` on stdin. Pi event names: `before_agent_start` (prompt), `agent_end` (the
+  run's messages), `session_start`, `session_shutdown`, `session_before_compact`, `tool_execution_end`.
+  That wire format is habitus's own, so the context reply for Pi is `{"additionalContext": text}`
+  (habitus's convention for its extension to inject); Pi has no stop-blocking channel, so
+  block_output answers None.
+- generic: `{"user": "...", "assistant": "...", "session": "...", "at": "..."}` is a complete pair (a
+  stop event); `{"user": ...}` alone is a prompt. Replies use `{"additionalContext": ...}` and
+  `{"decision": "block", "reason": ...}`.
+
+Not confirmed: whether Codex and Gemini accept additionalContext on any event other than those listed;
+they answer None elsewhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from habitus.errors import bad_request
+
+KINDS = (
+    "prompt",
+    "stop",
+    "subagent_stop",
+    "session_start",
+    "session_end",
+    "pre_compact",
+    "post_tool",
+    "other",
+)
+
+_CLAUDE_KINDS = {
+    "UserPromptSubmit": "prompt",
+    "Stop": "stop",
+    "SubagentStop": "subagent_stop",
+    "SessionStart": "session_start",
+    "SessionEnd": "session_end",
+    "PreCompact": "pre_compact",
+    "PostToolUse": "post_tool",
+    "PostToolUseFailure": "post_tool",
+}
+_GEMINI_KINDS = {
+    "BeforeAgent": "prompt",
+    "AfterAgent": "stop",
+    "SessionStart": "session_start",
+    "SessionEnd": "session_end",
+    "PreCompress": "pre_compact",
+    "AfterTool": "post_tool",
+}
+_PI_KINDS = {
+    "before_agent_start": "prompt",
+    "agent_end": "stop",
+    "session_start": "session_start",
+    "session_shutdown": "session_end",
+    "session_before_compact": "pre_compact",
+    "tool_execution_end": "post_tool",
+    "tool_result": "post_tool",
+}
+KIND_MAPS: dict[str, dict[str, str]] = {
+    "claude-code": _CLAUDE_KINDS,
+    "codex": _CLAUDE_KINDS,
+    "gemini": _GEMINI_KINDS,
+    "pi": _PI_KINDS,
+}
+
+# Each harness's name for the events that accept injected context.
+_CONTEXT_EVENTS: dict[str, dict[str, str]] = {
+    "claude-code": {
+        "prompt": "UserPromptSubmit",
+        "session_start": "SessionStart",
+        "post_tool": "PostToolUse",
+    },
+    "codex": {"prompt": "UserPromptSubmit", "session_start": "SessionStart"},
+    "gemini": {"prompt": "BeforeAgent", "session_start": "SessionStart", "post_tool": "AfterTool"},
+}
+
+
+@dataclass
+class HookEvent:
+    """One hook event, normalised. `raw` keeps the whole request for commands that need more."""
+
+    harness: str
+    kind: str  # one of KINDS
+    name: str  # the harness's own event name ("Stop", "AfterAgent", "agent_end", "pair", ...)
+    session_id: str | None = None
+    cwd: str | None = None
+    transcript_path: str | None = None
+    prompt: str | None = None
+    last_assistant_message: str | None = None
+    stop_hook_active: bool = False
+    timestamp: str | None = None
+    turn_id: str | None = None
+    messages: list[Any] | None = None  # Pi: the run's messages
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+def _text(request: dict[str, Any], key: str, *, nullable: bool = True) -> str | None:
+    value = request.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise bad_request(key, "expected a string" + (" or null" if nullable else ""))
+    return value
+
+
+def _flag(request: dict[str, Any], key: str) -> bool:
+    value = request.get(key, False)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise bad_request(key, "expected true or false")
+    return value
+
+
+def _stamp(request: dict[str, Any], key: str) -> str | None:
+    value = request.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise bad_request(key, "expected an ISO-8601 string or epoch milliseconds")
+    if isinstance(value, str):
+        return value
+    return iso_from_epoch(value / 1000 if value > 1e11 else float(value))
+
+
+def iso_from_epoch(seconds: float) -> str:
+    """ISO-8601 UTC with milliseconds, the form habitus stores timestamps in."""
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{round(seconds * 1000) % 1000:03d}Z"
+
+
+def parse_event(harness: str, request: dict[str, Any]) -> HookEvent:
+    """Normalise a hook request of `harness` into a HookEvent.
+
+    Unknown keys are ignored; a known key with the wrong type is `bad_request` naming the key. An event
+    the harness has but capture does not use has kind "other".
+    """
+    if not isinstance(request, dict):
+        raise bad_request("(root)", "expected a JSON object")
+    if harness == "generic":
+        return _generic(request)
+    if harness not in KIND_MAPS:
+        raise bad_request("harness", "expected one of claude-code, codex, gemini, pi, generic")
+    if harness == "codex" and request.get("type") == "agent-turn-complete":
+        return _codex_notify(request)
+    name = _text(request, "hook_event_name")
+    if name is None and harness == "pi":
+        name = _text(request, "type")
+    name = name or ""
+    event = HookEvent(
+        harness=harness,
+        kind=KIND_MAPS[harness].get(name, "other"),
+        name=name,
+        session_id=_text(request, "session_id"),
+        cwd=_text(request, "cwd"),
+        transcript_path=_text(request, "transcript_path"),
+        prompt=_text(request, "prompt"),
+        last_assistant_message=_text(request, "last_assistant_message"),
+        stop_hook_active=_flag(request, "stop_hook_active"),
+        timestamp=_stamp(request, "timestamp"),
+        turn_id=_text(request, "turn_id"),
+        raw=request,
+    )
+    if harness == "gemini":
+        event.last_assistant_message = _text(request, "prompt_response")
+    if harness == "pi":
+        event.transcript_path = event.transcript_path or _text(request, "session_file")
+        messages = request.get("messages")
+        if messages is not None and not isinstance(messages, list):
+            raise bad_request("messages", "expected a list of Pi messages")
+        event.messages = messages
+    return event
+
+
+def _codex_notify(request: dict[str, Any]) -> HookEvent:
+    messages = request.get("input-messages")
+    if messages is not None and (
+        not isinstance(messages, list) or not all(isinstance(m, str) for m in messages)
+    ):
+        raise bad_request("input-messages", "expected a list of strings")
+    return HookEvent(
+        harness="codex",
+        kind="stop",
+        name="agent-turn-complete",
+        session_id=_text(request, "thread-id"),
+        cwd=_text(request, "cwd"),
+        prompt="\n\n".join(messages) if messages else None,
+        last_assistant_message=_text(request, "last-assistant-message"),
+        turn_id=_text(request, "turn-id"),
+        raw=request,
+    )
+
+
+def _generic(request: dict[str, Any]) -> HookEvent:
+    user = _text(request, "user")
+    assistant = _text(request, "assistant")
+    session = _text(request, "session")
+    kind = (
+        "stop" if user is not None and assistant is not None else ("prompt" if user is not None else "other")
+    )
+    return HookEvent(
+        harness="generic",
+        kind=kind,
+        name="pair" if kind == "stop" else kind,
+        session_id=session,
+        cwd=_text(request, "cwd"),
+        prompt=user,
+        last_assistant_message=assistant,
+        timestamp=_stamp(request, "at"),
+        raw=request,
+    )
+
+
+def context_output(harness: str, event: HookEvent, text: str) -> dict[str, Any] | None:
+    """The reply that makes `harness` add `text` to the model's context for `event`, or None when the
+    harness offers no such channel for that event (the caller then prints nothing)."""
+    if not text:
+        return None
+    if harness in ("pi", "generic"):
+        return {"additionalContext": text} if event.kind in ("prompt", "session_start") else None
+    name = _CONTEXT_EVENTS.get(harness, {}).get(event.kind)
+    if name is None:
+        return None
+    return {"hookSpecificOutput": {"hookEventName": name, "additionalContext": text}}
+
+
+def block_output(harness: str, event: HookEvent, reason: str) -> dict[str, Any] | None:
+    """The reply that keeps the agent working with `reason` as feedback, or None.
+
+    Only stop events can be blocked; and never when `stop_hook_active` is set (the harness is already
+    continuing because of a stop hook: blocking again would loop). Pi has no such channel.
+    """
+    if not reason.strip() or event.stop_hook_active:
+        return None
+    if harness in ("claude-code", "codex") and event.kind in ("stop", "subagent_stop"):
+        return {"decision": "block", "reason": reason}
+    if harness == "gemini" and event.kind == "stop":
+        return {"decision": "deny", "reason": reason}
+    if harness == "generic" and event.kind == "stop":
+        return {"decision": "block", "reason": reason}
+    return None

@@ -1,0 +1,150 @@
+"""Redaction: every secret in the corpus disappears; ordinary prose and real corrections pass unchanged."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import REPO, SHARED, needs_shared
+from habitus.redact import looks_sensitive, redact, redact_obj
+
+CORPUS = REPO / "tests" / "fixtures" / "redaction"
+SECRETS = [json.loads(line) for line in (CORPUS / "secrets.jsonl").read_text().splitlines() if line.strip()]
+PROSE = [line for line in (CORPUS / "prose.txt").read_text().splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("row", SECRETS, ids=[row["kind"] for row in SECRETS])
+def test_every_secret_in_the_corpus_is_removed(row: dict[str, str]) -> None:
+    clean, count = redact(row["text"])
+    assert row["secret"] not in clean
+    assert not looks_sensitive(clean)
+    assert looks_sensitive(row["text"])
+    if row["kind"].startswith("home_"):
+        assert count == 0  # a home folder is rewritten, not counted as a secret
+    else:
+        assert count >= 1
+        assert "[REDACTED:" in clean
+
+
+@pytest.mark.parametrize("line", PROSE)
+def test_ordinary_prose_is_left_exactly_as_it_was(line: str) -> None:
+    assert redact(line) == (line, 0)
+    assert not looks_sensitive(line)
+
+
+def test_the_corpus_covers_every_kind_the_design_names() -> None:
+    kinds = {row["kind"] for row in SECRETS}
+    for needed in (
+        "private_key",
+        "aws_access_key",
+        "github_classic",
+        "slack_bot",
+        "openai_project",
+        "anthropic",
+        "stripe_secret",
+        "jwt",
+        "bearer_header",
+        "basic_header",
+        "credential_url_postgres",
+        "password_assignment",
+        "email",
+        "phone_us",
+        "home_linux",
+    ):
+        assert needed in kinds
+
+
+def test_surrounding_text_survives_redaction() -> None:
+    clean, count = redact("please rotate AKIAIOSFODNN7EXAMPLE today, and skip the token budget talk")
+    assert clean == "please rotate [REDACTED:aws_key] today, and skip the token budget talk"
+    assert count == 1
+
+
+def test_redaction_is_idempotent_on_the_corpus() -> None:
+    for row in SECRETS:
+        once, _ = redact(row["text"])
+        assert redact(once) == (once, 0), row["kind"]
+
+
+def test_redact_obj_replaces_secret_named_values_and_recurses() -> None:
+    value = {
+        "user": "bob@example.org",
+        "password": "whatever",
+        "headers": {"Authorization": "opaque", "Accept": "text/plain"},
+        "api_key": 12345,
+        "max_tokens": 4096,
+        "items": ["ok", "token=abc123def"],
+        "enabled": True,
+    }
+    clean, count = redact_obj(value)
+    assert clean["password"] == "[REDACTED:secret]"
+    assert clean["headers"] == {"Authorization": "[REDACTED:secret]", "Accept": "text/plain"}
+    assert clean["api_key"] == "[REDACTED:secret]"
+    assert clean["max_tokens"] == 4096
+    assert clean["user"] == "[REDACTED:email]"
+    assert clean["items"] == ["ok", "token=[REDACTED:secret]"]
+    assert clean["enabled"] is True
+    assert count == 5
+    assert value["password"] == "whatever"  # the input is not modified
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=300))
+def test_redaction_never_grows_secrets_and_is_stable(text: str) -> None:
+    once, _ = redact(text)
+    assert redact(once)[0] == once
+    assert not looks_sensitive(once)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(SECRETS), st.text(alphabet=st.characters(categories=["L", "Zs"]), max_size=40))
+def test_a_secret_embedded_in_any_prose_is_removed(row: dict[str, str], words: str) -> None:
+    text = f"{words} {row['text']} {words}"
+    clean, _ = redact(text)
+    assert row["secret"] not in clean
+    assert not looks_sensitive(clean)
+
+
+@needs_shared
+def test_real_user_corrections_are_not_mangled() -> None:
+    """The Pi session's prompts (real friction) must survive redaction word for word."""
+    path = SHARED / "fixtures" / "transcripts" / "pi" / "large-session.jsonl"
+    prompts = []
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        message = record.get("message") or {}
+        if message.get("role") == "user":
+            for block in message.get("content") or []:
+                if block.get("type") == "text":
+                    prompts.append(block["text"])
+    assert len(prompts) >= 80
+    for needle in ("reda the full fuckoing file", "use fucking rgb values in the themes, no rgb indices!"):
+        assert any(needle in p for p in prompts)
+    changed = [p for p in prompts if redact(p)[1] > 0]
+    # Only prompts that really contain personal data (pasted home paths) may change, never their words.
+    for prompt in prompts:
+        clean, _ = redact(prompt)
+        if "/Users/" not in prompt and "/home/" not in prompt:
+            assert clean == prompt
+    assert len(changed) <= 2
+
+
+def test_adversarial_inputs_do_not_backtrack_for_ever() -> None:
+    """Long runs that once made a pattern backtrack quadratically (32 s for 40 KB of "a-a-a-...").
+    Run in a subprocess with a generous timeout: the point is that it finishes, not how fast."""
+    import subprocess
+    import sys
+
+    probe = (
+        "from habitus.redact import redact, looks_sensitive\n"
+        "units = ['a-', 'word-', '1-', '-eyJ', 'eyJ-', 'Bearer //', 'a.', 'a@b.', 'x' * 20 + '\\n']\n"
+        "for unit in units:\n"
+        "    text = unit * (128 * 1024 // len(unit))\n"
+        "    looks_sensitive(redact(text)[0])\n"
+        "print('done')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, timeout=120, check=False)
+    assert done.returncode == 0 and done.stdout.strip() == b"done", done.stderr[-500:]

@@ -1,0 +1,430 @@
+"""Transcript readers on real and synthetic files: turns, branches, outcomes, paging, bounds."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import orjson
+import pytest
+
+from conftest import SHARED, needs_shared
+from habitus.errors import HabitusError
+from habitus.harness.transcripts import (
+    MAX_LINE_BYTES,
+    detect_format,
+    last_turn,
+    read_tail,
+    read_transcript,
+    turns_from_pi_messages,
+)
+from obs_helpers import FIXTURES
+
+REAL = SHARED / "fixtures" / "transcripts"
+
+
+def test_claude_code_rejected_tool_use_is_a_kept_rejected_turn() -> None:
+    chunk = read_transcript(FIXTURES / "claude-code-short.jsonl")
+    assert chunk.format == "claude-code" and chunk.eof and chunk.skipped_lines == 0
+    assert chunk.session_id == "55604662-cf2a-4331-851a-ec234028f8ca"
+    (turn,) = chunk.turns
+    assert turn.user == "mix phx.server doesnt seem to start"
+    assert turn.assistant == "Let me check the project structure and try running the server to see the error."
+    assert [(t.name, t.status) for t in turn.tools] == [("Bash", "rejected"), ("Glob", "rejected")]
+    assert turn.outcome == "rejected" and turn.kept
+    assert turn.key == "7d48cbd2-6615-4dd8-87f6-38f12b8167d6"  # the prompt record's uuid
+    assert turn.user_at == "2026-02-10T21:11:56.846Z"
+
+
+def test_claude_code_active_branch_compaction_sidechain_and_errors() -> None:
+    turns = read_transcript(FIXTURES / "claude-code-branches.jsonl").turns
+    assert [(t.user, t.outcome, t.kept) for t in turns] == [
+        ("write a hello world in go", "complete", True),
+        ("make it print the time, not the date", "complete", True),  # the rewound prompt wins
+        ("run the tests", "error", False),
+        ("run the tests again", "complete", True),
+    ]
+    assert "ABANDONED" not in " ".join(t.assistant for t in turns)
+    assert "SIDECHAIN" not in " ".join(t.assistant for t in turns)
+    assert [(t.name, t.status) for t in turns[1].tools] == [("Edit", "ok")]
+    assert turns[1].stop_reason == "end_turn"
+
+
+def test_pi_excerpt_outcomes_and_keys() -> None:
+    chunk = read_transcript(FIXTURES / "pi-excerpt.jsonl")
+    assert chunk.format == "pi" and chunk.session_id == "d703a1a9-1b7b-4fb1-b512-c9738b1fe617"
+    assert [(t.outcome, t.kept) for t in chunk.turns] == [
+        ("aborted", False),
+        ("complete", True),
+        ("complete", True),
+        ("error", False),
+        ("complete", True),
+    ]
+    correction = chunk.turns[2]
+    assert correction.user.startswith("you fucked thet component up REAL fucking good")
+    assert correction.key == "1763682237041" and correction.user_at == "2025-11-20T23:43:57.049Z"
+    assert all(t.status in ("ok", "error") for t in chunk.turns[1].tools) and len(chunk.turns[1].tools) == 8
+
+
+def test_pi_tree_entries_follow_the_active_branch(tmp_path: Path) -> None:
+    rows = [
+        {"type": "session", "version": 3, "id": "sess", "timestamp": "2026-01-01T00:00:00Z", "cwd": "/w"},
+        {
+            "type": "message",
+            "id": "1",
+            "parentId": None,
+            "message": {"role": "user", "content": "first", "timestamp": 1},
+        },
+        {
+            "type": "message",
+            "id": "2",
+            "parentId": "1",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "A"}],
+                "stopReason": "stop",
+            },
+        },
+        {
+            "type": "message",
+            "id": "3",
+            "parentId": "2",
+            "message": {"role": "user", "content": "old question", "timestamp": 2},
+        },
+        {
+            "type": "message",
+            "id": "4",
+            "parentId": "3",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "OLD"}],
+                "stopReason": "stop",
+            },
+        },
+        {
+            "type": "message",
+            "id": "5",
+            "parentId": "2",
+            "message": {"role": "user", "content": "new question", "timestamp": 3},
+        },
+        {
+            "type": "message",
+            "id": "6",
+            "parentId": "5",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "NEW"}],
+                "stopReason": "stop",
+            },
+        },
+    ]
+    path = tmp_path / "tree.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+    turns = read_transcript(path).turns
+    assert [(t.user, t.assistant, t.key) for t in turns] == [
+        ("first", "A", "1"),
+        ("new question", "NEW", "3"),  # keys: the messages' own timestamps
+    ]
+
+
+def test_codex_rollout_turns() -> None:
+    chunk = read_transcript(FIXTURES / "codex-rollout.jsonl")
+    assert chunk.format == "codex" and chunk.session_id == "019a2d7a-41c4-78b1-b7cc-a45d62a89cd5"
+    assert [(t.user, t.outcome) for t in chunk.turns] == [
+        ("list the python files", "complete"),
+        ("no, use ripgrep for listing files, never ls", "complete"),
+        ("install it and retry", "aborted"),
+        ("use brew, not apt", "complete"),
+    ]
+    assert [(t.name, t.status) for t in chunk.turns[1].tools] == [("shell", "error")]
+    assert chunk.turns[0].assistant == "There are two: `app.py` and `util.py`."  # event and item not doubled
+
+
+def test_codex_legacy_rollout_turns() -> None:
+    chunk = read_transcript(FIXTURES / "codex-legacy.jsonl")
+    assert chunk.format == "codex" and chunk.session_id == "5973b6c0-94b8-487b-a530-2aeb6098ae0e"
+    assert [(t.user, t.assistant) for t in chunk.turns] == [
+        ("rename foo to bar", "Renamed foo to bar in x.py."),
+        ("also in tests", "Done in tests/test_x.py too."),
+    ]
+
+
+def test_turns_from_pi_agent_end_messages() -> None:
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": "use tabs"}], "timestamp": 1763681630791},
+        {
+            "role": "assistant",
+            "content": [{"type": "toolCall", "id": "c1", "name": "edit"}],
+            "stopReason": "toolUse",
+        },
+        {"role": "toolResult", "toolCallId": "c1", "toolName": "edit", "content": [], "isError": True},
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "Switched to tabs."}],
+            "stopReason": "stop",
+        },
+    ]
+    (turn,) = turns_from_pi_messages(messages, session_id="s")
+    assert (turn.user, turn.assistant, turn.key, turn.session_id) == (
+        "use tabs",
+        "Switched to tabs.",
+        "1763681630791",
+        "s",
+    )
+    assert [(t.name, t.status) for t in turn.tools] == [("edit", "error")]
+    assert turn.outcome == "complete" and turn.kept
+
+
+def test_paging_with_offsets_reads_only_the_new_part(tmp_path: Path) -> None:
+    source = (FIXTURES / "codex-rollout.jsonl").read_bytes().splitlines(keepends=True)
+    path = tmp_path / "growing.jsonl"
+    path.write_bytes(b"".join(source[:11]))  # through the first task_complete
+    first, end = read_transcript(path)
+    assert [t.user for t in first] == ["list the python files"] and end == path.stat().st_size
+    with open(path, "ab") as handle:
+        handle.write(b"".join(source[11:]))
+    later, end2 = read_transcript(path, start_offset=end)
+    assert [t.user for t in later] == [
+        "no, use ripgrep for listing files, never ls",
+        "install it and retry",
+        "use brew, not apt",
+    ]
+    assert end2 == path.stat().st_size
+    assert read_transcript(path, start_offset=end2).turns == []
+
+
+def test_an_unfinished_last_line_waits_for_the_next_read(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    full = (FIXTURES / "codex-legacy.jsonl").read_bytes()
+    path.write_bytes(full[:-20])
+    chunk = read_transcript(path)
+    assert chunk.end_offset < len(full) - 20 and chunk.skipped_lines == 0
+    path.write_bytes(full)
+    assert (
+        read_transcript(path, start_offset=chunk.end_offset).turns[-1].assistant
+        == "Done in tests/test_x.py too."
+    )
+
+
+def test_a_mid_line_offset_moves_to_the_next_line() -> None:
+    turns = read_transcript(FIXTURES / "codex-legacy.jsonl", start_offset=5).turns
+    assert [t.user for t in turns] == ["rename foo to bar", "also in tests"]
+
+
+def test_hold_last_keeps_a_turn_whole_across_windows() -> None:
+    path = FIXTURES / "codex-rollout.jsonl"
+    seen, offset, windows = [], 0, 0
+    while True:
+        chunk = read_transcript(path, start_offset=offset, max_bytes=2200, hold_last=True)
+        windows += 1
+        seen += [(t.user, t.assistant) for t in chunk.turns]
+        if chunk.eof:
+            break
+        assert chunk.end_offset > offset
+        offset = chunk.end_offset
+    assert windows >= 2
+    assert seen == [(t.user, t.assistant) for t in read_transcript(path).turns]
+
+
+def test_a_turn_larger_than_the_window_still_advances() -> None:
+    path = FIXTURES / "codex-rollout.jsonl"
+    chunk = read_transcript(path, max_bytes=300, hold_last=True)
+    assert chunk.end_offset > 0 and not chunk.eof  # paging never stalls on one long turn
+
+
+def test_tail_reads_only_the_end_and_widens_for_the_prompt() -> None:
+    path = FIXTURES / "pi-excerpt.jsonl"
+    turn, _ = last_turn(path)
+    assert turn is not None and turn.user.startswith("ok, i manually removed almost all chalk uses")
+    assert not turn.continued
+    narrow = read_tail(path, max_bytes=200)
+    assert narrow.turns[-1].user == turn.user  # the window doubled until the prompt was inside
+
+
+def test_missing_file_is_not_found(tmp_path: Path) -> None:
+    with pytest.raises(HabitusError) as info:
+        read_transcript(tmp_path / "nope.jsonl")
+    assert info.value.code == "not_found"
+
+
+def test_a_folder_is_a_bad_transcript(tmp_path: Path) -> None:
+    with pytest.raises(HabitusError) as info:
+        read_transcript(tmp_path)
+    assert info.value.code == "bad_transcript"
+
+
+def test_binary_and_unknown_files_are_refused(tmp_path: Path) -> None:
+    binary = tmp_path / "blob.bin"
+    binary.write_bytes(os.urandom(4096) + b"\x00" + os.urandom(100))
+    unknown = tmp_path / "other.jsonl"
+    unknown.write_text('{"hello": "world"}\n{"a": 1}\n')
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes('{"type": "session", "cwd": "caf\xe9"}\n'.encode("latin-1"))
+    for path in (binary, unknown, latin):
+        with pytest.raises(HabitusError) as info:
+            read_transcript(path)
+        assert info.value.code == "bad_transcript", path
+    assert detect_format(FIXTURES / "claude-code-short.jsonl") == "claude-code"
+
+
+def test_a_200_mb_sparse_file_is_refused_after_reading_its_start(tmp_path: Path) -> None:
+    path = tmp_path / "sparse.jsonl"
+    with open(path, "wb") as handle:
+        handle.truncate(200 * 1024 * 1024)
+    with pytest.raises(HabitusError) as info:
+        read_transcript(path)
+    assert info.value.code == "bad_transcript" and "binary" in info.value.message
+
+
+def test_garbage_lines_are_skipped_and_counted(tmp_path: Path) -> None:
+    rows = (FIXTURES / "codex-legacy.jsonl").read_text().splitlines()
+    rows.insert(3, "{not json")
+    rows.insert(5, '["a list"]')
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(rows) + "\n")
+    chunk = read_transcript(path)
+    assert chunk.skipped_lines == 2 and len(chunk.turns) == 2
+
+
+def test_an_oversized_line_is_skipped_without_holding_it(tmp_path: Path) -> None:
+    rows = (FIXTURES / "codex-legacy.jsonl").read_bytes().splitlines(keepends=True)
+    huge = (
+        b'{"type":"message","role":"assistant","content":[{"type":"output_text","text":"'
+        + b"x" * (MAX_LINE_BYTES + 100)
+        + b'"}]}\n'
+    )
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"".join(rows[:3]) + huge + b"".join(rows[3:]))
+    chunk = read_transcript(path)
+    assert chunk.skipped_lines == 1
+    assert [t.assistant for t in chunk.turns] == [
+        "Renamed foo to bar in x.py.",
+        "Done in tests/test_x.py too.",
+    ]
+
+
+@needs_shared
+def test_real_claude_code_sessions() -> None:
+    folder = REAL / "claude-code"
+    big = read_transcript(folder / "258c7280-ae70-4798-800f-63464d01a85d.jsonl")
+    assert big.eof and big.skipped_lines == 0
+    assert [t.user for t in big.turns] == ["Implement spotter-gqc", "did you push?"]
+    assert len(big.turns[0].tools) > 150  # the whole run before and after compaction
+    assert big.turns[0].outcome == "rejected"
+    heavy = read_transcript(folder / "tool_heavy.jsonl").turns
+    assert [t.outcome for t in heavy] == ["interrupted", "complete", "interrupted"]
+    assert heavy[1].user == "/mcp" and not heavy[1].kept  # a local command: nothing happened
+    sub = read_transcript(folder / "subagent.jsonl").turns
+    assert sub[0].user.startswith("/handgemacht:create-beads websearch")
+    assert sub[1].kept and sub[1].assistant.startswith("## Beads Created")
+
+
+@needs_shared
+def test_real_pi_session() -> None:
+    chunk = read_transcript(REAL / "pi" / "large-session.jsonl")
+    assert chunk.format == "pi" and chunk.eof and len(chunk.turns) == 88
+    outcomes = [t.outcome for t in chunk.turns]
+    assert outcomes.count("aborted") == 21 and outcomes.count("error") == 1
+    assert sum(t.kept for t in chunk.turns) == 66
+    assert any("no rgb indices" in t.user for t in chunk.turns if t.kept)
+
+
+def _write_big_claude_transcript(path: Path, target: int) -> list[str]:
+    """Stream a Claude Code transcript of about `target` bytes: mostly big progress records, a few
+    real turns spread through it, and one line longer than MAX_LINE_BYTES."""
+    prompts = [f"prompt number {i}: please keep the tests green" for i in range(5)]
+    pad = "p" * 20_000
+    written, parent, n = 0, None, 0
+    marks = {int(target * f) for f in (0.0, 0.3, 0.55, 0.8, 0.97)}
+    marks = sorted(marks)
+    with open(path, "wb") as out:
+
+        def put(record: dict) -> None:
+            nonlocal written
+            data = orjson.dumps(record) + b"\n"
+            out.write(data)
+            written += len(data)
+
+        turn = 0
+        while written < target:
+            n += 1
+            if turn < len(marks) and written >= marks[turn]:
+                uid = f"user-{turn}"
+                put(
+                    {
+                        "type": "user",
+                        "uuid": uid,
+                        "parentUuid": parent,
+                        "sessionId": "big",
+                        "timestamp": "2026-01-01T00:00:00Z",
+                        "message": {"role": "user", "content": prompts[turn]},
+                    }
+                )
+                aid = f"assistant-{turn}"
+                put(
+                    {
+                        "type": "assistant",
+                        "uuid": aid,
+                        "parentUuid": uid,
+                        "sessionId": "big",
+                        "timestamp": "2026-01-01T00:00:01Z",
+                        "message": {
+                            "role": "assistant",
+                            "content": [{"type": "text", "text": f"done {turn}"}],
+                        },
+                    }
+                )
+                parent = aid
+                turn += 1
+                continue
+            if n == 3000:
+                out.write(b'{"type":"progress","data":"' + b"z" * (MAX_LINE_BYTES + 1024) + b'"}\n')
+                written += MAX_LINE_BYTES + 1050
+                continue
+            uid = f"progress-{n}"
+            put(
+                {
+                    "type": "progress",
+                    "uuid": uid,
+                    "parentUuid": parent,
+                    "sessionId": "big",
+                    "data": {"type": "hook_progress", "pad": pad},
+                }
+            )
+            parent = uid
+    return prompts
+
+
+@pytest.mark.slow
+def test_a_200_mb_transcript_imports_in_bounded_memory(tmp_path: Path, state_root: Path) -> None:
+    """The real command, in its own process: every turn found, the long line skipped, memory bounded."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "big.jsonl"
+    prompts = _write_big_claude_transcript(path, 200 * 1024 * 1024)
+    assert path.stat().st_size >= 200 * 1024 * 1024
+    from obs_helpers import enable, payloads
+
+    enable(state_root)
+    probe = (
+        "import resource, sys\n"
+        "sys.argv = ['habitus', 'capture', '--transcript', sys.argv[1]]\n"
+        "from habitus.launcher import main\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    code = exc.code\n"
+        "sys.stderr.write('MAXRSS=%d\\n' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(path)],
+        capture_output=True,
+        timeout=600,
+        env={**os.environ},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    assert result["appended"] == 5 and result["skipped_lines"] == 1
+    assert [p["user"] for p in payloads(state_root)] == prompts
+    rss_kib = int(done.stderr.decode().rsplit("MAXRSS=", 1)[1].split()[0])
+    assert rss_kib < 400 * 1024, f"peak memory {rss_kib} KiB"
