@@ -13,6 +13,7 @@ _habitus() {
             "|config") node="config" ;;
             "|dedupe") node="dedupe" ;;
             "|demo") node="demo" ;;
+            "|eval") node="eval" ;;
             "|habit") node="habit" ;;
             "|memory") node="memory" ;;
             "|model") node="model" ;;
@@ -210,7 +211,7 @@ _habitus() {
         "status|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
     esac
     case "$node" in
-        "") COMPREPLY=($(compgen -W "advise analyze backup capture config dedupe demo habit memory model restore schedule select status --help --version -V" -- "$cur")) ;;
+        "") COMPREPLY=($(compgen -W "advise analyze backup capture config dedupe demo eval habit memory model restore schedule select status --help --version -V" -- "$cur")) ;;
         "advise") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
         "analyze") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
         "backup") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
@@ -226,6 +227,7 @@ _habitus() {
         "dedupe resolve") COMPREPLY=($(compgen -W "--action --checksum --help --keep --pretty --root --wait" -- "$cur")) ;;
         "dedupe scan") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "demo") COMPREPLY=($(compgen -W "--help --keep" -- "$cur")) ;;
+        "eval") COMPREPLY=($(compgen -W "--help" -- "$cur")) ;;
         "habit") COMPREPLY=($(compgen -W "approve archive declare disable enable list recheck reject show --help" -- "$cur")) ;;
         "habit approve") COMPREPLY=($(compgen -W "--checksum --help --pretty --root --wait" -- "$cur")) ;;
         "habit archive") COMPREPLY=($(compgen -W "--checksum --help --pretty --root --wait" -- "$cur")) ;;

@@ -17,6 +17,8 @@ function __habitus_node
                 set node 'dedupe'
             case '|demo'
                 set node 'demo'
+            case '|eval'
+                set node 'eval'
             case '|habit'
                 set node 'habit'
             case '|memory'
@@ -119,6 +121,7 @@ complete -c habitus -n "test (__habitus_node) = ''" -a capture -d 'Store hook ev
 complete -c habitus -n "test (__habitus_node) = ''" -a config -d 'Read and change settings in config.toml.'
 complete -c habitus -n "test (__habitus_node) = ''" -a dedupe -d 'Find and resolve possible duplicate habits.'
 complete -c habitus -n "test (__habitus_node) = ''" -a demo -d 'Run a short guided tour on a temporary state root.'
+complete -c habitus -n "test (__habitus_node) = ''" -a eval -d 'Measure habitus on a labelled set: precision, recall and a confusion table.'
 complete -c habitus -n "test (__habitus_node) = ''" -a habit -d 'Review habits: list, show, declare, approve, reject, ...'
 complete -c habitus -n "test (__habitus_node) = ''" -a memory -d 'Retain, recall and retrieve durable memories.'
 complete -c habitus -n "test (__habitus_node) = ''" -a model -d 'Manage local embedding models: add, list, use, remove.'
@@ -188,6 +191,7 @@ complete -c habitus -n "test (__habitus_node) = 'dedupe scan'" -l root -r
 complete -c habitus -n "test (__habitus_node) = 'dedupe scan'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'demo'" -l help
 complete -c habitus -n "test (__habitus_node) = 'demo'" -l keep
+complete -c habitus -n "test (__habitus_node) = 'eval'" -l help
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a approve -d 'Activate a candidate, exactly as you reviewed it.'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a archive -d 'Archive a habit: hidden, kept with its audit trail.'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a declare -d 'Create a habit from exact wording and activate it when nothing blocks it.'

@@ -25,6 +25,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "config": ("habitus.commands.config", "Read and change settings in config.toml."),
     "dedupe": ("habitus.commands.dedupe", "Find and resolve possible duplicate habits."),
     "demo": ("habitus.commands.demo", "Run a short guided tour on a temporary state root."),
+    "eval": (
+        "habitus.commands.eval",
+        "Measure habitus on a labelled set: precision, recall and a confusion table.",
+    ),
     "habit": ("habitus.commands.habit", "Review habits: list, show, declare, approve, reject, ..."),
     "memory": ("habitus.commands.memory", "Retain, recall and retrieve durable memories."),
     "model": ("habitus.commands.model", "Manage local embedding models: add, list, use, remove."),
