@@ -20,7 +20,7 @@ from habitus.errors import HabitusError
 COMMANDS: dict[str, tuple[str, str]] = {
     "advise": ("habitus.commands.stubs:advise", "Review recent agent work and deliver at most one note."),
     "analyze": ("habitus.commands.stubs:analyze", "Propose candidate habits from unread observations."),
-    "backup": ("habitus.commands.stubs:backup", "Write a consistent backup of the state root."),
+    "backup": ("habitus.commands.backup", "Write a consistent backup of the state root."),
     "capture": (
         "habitus.commands.stubs:capture",
         "Store hook events and transcripts as redacted observations.",
@@ -30,10 +30,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("habitus.commands.demo", "Run a short guided tour on a temporary state root."),
     "habit": ("habitus.commands.stubs:habit", "Review habits: list, show, declare, approve, reject, ..."),
     "memory": ("habitus.commands.stubs:memory", "Retain, recall and retrieve durable memories."),
-    "restore": ("habitus.commands.stubs:restore", "Restore the state root from a backup."),
+    "restore": ("habitus.commands.restore", "Restore the state root from a backup."),
     "schedule": ("habitus.commands.schedule", "Install, check or remove the daily analyze timer."),
     "select": ("habitus.commands.stubs:select", "Choose the approved habits that apply to a prompt."),
     "status": ("habitus.commands.status", "Report the state root, versions, settings and counts."),
+    "verify": (
+        "habitus.commands.verify",
+        "Check the state root's stores, files and permissions (report only).",
+    ),
 }
 
 
@@ -73,6 +77,10 @@ class LazyGroup(click.Group):
             if isinstance(exc, SystemExit):
                 raise
             code = _fail(exc, argv)
+        finally:
+            guard = sys.modules.get("habitus.state.guard")
+            if guard is not None:
+                guard.release_all()  # the command is over: let a waiting restore proceed
         sys.exit(code)
 
 

@@ -47,6 +47,7 @@ CODES: dict[str, tuple[Exit, str]] = {
     "symlink_refused": (Exit.REFUSED, "a state file or folder is a symbolic link"),
     "stale": (Exit.REFUSED, "what was reviewed changed since; review it again"),
     "refused": (Exit.REFUSED, "refused by policy: law, a pending duplicate, or a safety rule"),
+    "backup_invalid": (Exit.REFUSED, "a backup folder is incomplete, altered, or not a habitus backup"),
     "state_locked": (Exit.BUSY, "another process holds the lock; retry or raise --wait"),
     "interrupted": (Exit.INTERRUPTED, "interrupted by a signal"),
 }

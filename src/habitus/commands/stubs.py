@@ -26,10 +26,8 @@ def _stub(name: str, summary: str) -> click.Command:
 
 advise = _stub("advise", "Review recent agent work and deliver at most one note.")
 analyze = _stub("analyze", "Propose candidate habits from unread observations.")
-backup = _stub("backup", "Write a consistent backup of the state root.")
 capture = _stub("capture", "Store hook events and transcripts as redacted observations.")
 dedupe = _stub("dedupe", "Find and resolve possible duplicate habits.")
 habit = _stub("habit", "Review habits: list, show, declare, approve, reject, ...")
 memory = _stub("memory", "Retain, recall and retrieve durable memories.")
-restore = _stub("restore", "Restore the state root from a backup.")
 select = _stub("select", "Choose the approved habits that apply to a prompt.")
