@@ -407,7 +407,11 @@ def connect_ro(path: Path, *, wait: float) -> sqlite3.Connection:
 def integrity_problems(conn: sqlite3.Connection) -> list[tuple[str, str]]:
     """(issue code, message) for damage found by integrity_check and foreign_key_check."""
     problems = []
-    if [str(r[0]) for r in conn.execute("PRAGMA integrity_check")] != ["ok"]:
+    try:
+        rows = [str(r[0]) for r in conn.execute("PRAGMA integrity_check")]
+    except sqlite3.DatabaseError:  # some damage makes the check itself fail part-way
+        rows = ["malformed"]
+    if rows != ["ok"]:
         problems.append(("sqlite_integrity", "PRAGMA integrity_check found damage"))
     if conn.execute("PRAGMA foreign_key_check").fetchone() is not None:
         problems.append(("foreign_key", "PRAGMA foreign_key_check found rows whose references are missing"))

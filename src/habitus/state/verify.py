@@ -65,6 +65,7 @@ def run(root: StateRoot, *, wait: float) -> dict[str, Any]:
     issues = Issues(root.path)
     items: list[dict[str, Any]] = []
     if exists:
+        _check_tree(root.path, issues)  # first: reading must not be what a mode check sees
         for store_item in inventory.STORES:
             items.append(_check_store(root, store_item, issues, wait=wait))
         for file_item in inventory.FILES:
@@ -72,7 +73,6 @@ def run(root: StateRoot, *, wait: float) -> dict[str, Any]:
         checked = {i.name for i in inventory.items()}
         for name in sorted({v.item for v in inventory.VERIFIERS} - checked):
             _run_verifiers(inventory.Check(root, name, root.path / name, wait), issues)
-        _check_tree(root.path, issues)
     found = issues.report()
     return {"ok": not found, "root": str(root.path), "exists": exists, "items": items, "issues": found}
 
@@ -124,13 +124,27 @@ def _check_file(root: StateRoot, item: inventory.FileItem, issues: Issues) -> di
     if not entry["exists"] or os.path.islink(path):
         return entry
     try:
-        data = files.read_bytes(path, item.max_bytes)
-        item.validate(data, item.name)
+        item.validate(_read(path, item.max_bytes), item.name)
     except HabitusError as exc:
         issues.add("file_invalid", exc.message, item=item.name, error=exc.code)
     except OSError as exc:
         issues.add("file_invalid", f"{item.name}: {exc.strerror}", item=item.name, error="io_error")
     return entry
+
+
+def _read(path: Path, max_bytes: int) -> bytes:
+    """Read without changing anything (files.read_bytes would tighten a loose mode: verify reports it)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise HabitusError("state_corrupt", f"{path.name}: not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(max_bytes + 1)
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        raise HabitusError("state_corrupt", f"{path.name}: larger than {max_bytes} bytes")
+    return data
 
 
 def _run_verifiers(check: inventory.Check, issues: Issues) -> None:
