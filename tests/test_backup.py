@@ -222,3 +222,11 @@ def test_result_matches_the_manifest_on_disk(state_root: Path, tmp_path: Path) -
     assert orjson.loads(out.stdout)["created_at"] == load_manifest(tmp_path / "b")["created_at"]
     manifest = backup.read_manifest(tmp_path / "b")
     assert {e.name for e in manifest.entries} == {"ledger.sqlite", "config.toml", "law.md"}
+
+
+def test_the_manifest_matches_the_published_schema(state_root: Path, tmp_path: Path) -> None:
+    from habitus import schemas
+
+    make_state(state_root, "a", mutes=True)
+    assert run(["backup", "--out", str(tmp_path / "b")]).exit == 0
+    assert schemas.problems("backup-manifest.v1", load_manifest(tmp_path / "b")) == []

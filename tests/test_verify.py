@@ -158,3 +158,14 @@ def test_paths_in_a_report_are_bounded(state_root: Path) -> None:
     out = run(["verify"])
     issue = out.result["issues"][0]
     assert issue["code"] == "permissions" and issue["count"] == 50 and len(issue["paths"]) == 20
+
+
+def test_reports_match_the_published_schema(state_root: Path) -> None:
+    from habitus import schemas
+
+    make_state(state_root, "a")
+    assert schemas.problems("verify-report.v1", run(["verify"]).result) == []
+    os.chmod(state_root / "law.md", 0o644)
+    (state_root / "notes.txt").write_text("x")
+    report = run(["verify"]).result
+    assert report["issues"] and schemas.problems("verify-report.v1", report) == []

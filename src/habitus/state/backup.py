@@ -456,17 +456,11 @@ def expected_schema(store: Store, version: int) -> list[tuple[str, str, str, str
 
 def _read_regular(path: Path, max_bytes: int) -> bytes:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        raise _invalid(f"{path}: cannot be opened as a regular file") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
-            raise _invalid(f"{path}: not a single regular file")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(max_bytes + 1)
-    finally:
-        os.close(fd)
+        data, st = files.read_regular(path, max_bytes)
+    except (OSError, ValueError):
+        raise _invalid(f"{path}: cannot be read as a regular file") from None
+    if st.st_nlink != 1:
+        raise _invalid(f"{path}: not a single regular file")
     if len(data) > max_bytes:
         raise _invalid(f"{path}: larger than {max_bytes} bytes")
     return data

@@ -235,6 +235,7 @@ def _recover_locked(root: StateRoot, *, wait: float) -> None:
     """With the restore lock and the exclusive state lock held: finish or roll back."""
     if not os.path.lexists(guard.journal_path(root.path)):
         return  # another process recovered it while we waited for the locks
+    files.refuse_symlink(root.path / guard.RESTORE_DIR)  # never follow a planted link out of the root
     journal = _read_journal(root)
     if journal["phase"] != "committed":
         _roll_back(root, journal)

@@ -134,14 +134,10 @@ def _check_file(root: StateRoot, item: inventory.FileItem, issues: Issues) -> di
 
 def _read(path: Path, max_bytes: int) -> bytes:
     """Read without changing anything (files.read_bytes would tighten a loose mode: verify reports it)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise HabitusError("state_corrupt", f"{path.name}: not a regular file")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(max_bytes + 1)
-    finally:
-        os.close(fd)
+        data, _ = files.read_regular(path, max_bytes)
+    except ValueError:
+        raise HabitusError("state_corrupt", f"{path.name}: not a regular file") from None
     if len(data) > max_bytes:
         raise HabitusError("state_corrupt", f"{path.name}: larger than {max_bytes} bytes")
     return data
