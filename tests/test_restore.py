@@ -301,3 +301,25 @@ def test_restore_of_a_backup_made_by_the_installed_command(state_root: Path, tmp
     out = run_process(["restore", str(tmp_path / "b")])
     assert out.exit == 0, out.stderr
     assert snapshot(state_root) == wanted
+
+
+def test_backup_pipes_into_restore(state_root: Path, tmp_path: Path) -> None:
+    make_state(state_root, "old", mutes=True)
+    wanted = snapshot(state_root)
+    habitus = Path(PY).parent / "habitus"
+    clone = tmp_path / "clone"
+    done = subprocess.run(
+        ["sh", "-c", f"{habitus} backup --out {tmp_path / 'b'} | {habitus} restore --root {clone}"],
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert snapshot(clone) == wanted
+
+
+@pytest.mark.parametrize("request_body", [None, {"path": 3}, {"path": ""}, {"other": "x"}])
+def test_restore_without_a_folder_is_a_bad_request(state_root: Path, request_body: object) -> None:
+    out = run(["restore"], request_body)
+    assert out.exit == 2 and out.error["code"] == "bad_request"
+    assert "request.path" in out.error["message"]
+    assert not state_root.exists()

@@ -7,11 +7,13 @@ from pathlib import Path
 import click
 
 from habitus import io
+from habitus.errors import bad_request
 from habitus.options import output_options, state_options
 from habitus.state.root import StateRoot
 
 MAN = {
-    "stdin": "Not read.",
+    "stdin": 'Optional: {"path": BACKUP} when the BACKUP argument is not given, so that '
+    "`habitus backup | habitus restore --root OTHER` composes (other keys are ignored).",
     "stdout": 'One object: {"v":1,"root","backup":{"path","created_at","habitus"},"dry_run",'
     '"items":[{"name","action","size"?}],"kept":[names],"excluded":[{"name","reason"}],'
     '"observations":{"generation",...}}. action is replaced, created, removed (the backup does not have '
@@ -32,7 +34,7 @@ MAN = {
 
 
 @click.command()
-@click.argument("backup_dir", metavar="BACKUP", type=click.Path(path_type=Path))
+@click.argument("backup_dir", metavar="[BACKUP]", required=False, type=click.Path(path_type=Path))
 @click.option(
     "--dry-run",
     is_flag=True,
@@ -40,7 +42,7 @@ MAN = {
 )
 @state_options
 @output_options
-def cli(backup_dir: Path, dry_run: bool, root: StateRoot, wait: float, pretty: bool) -> None:
+def cli(backup_dir: Path | None, dry_run: bool, root: StateRoot, wait: float, pretty: bool) -> None:
     """Restore the state root from a backup.
 
     Everything is validated before anything changes: only the file names habitus
@@ -51,13 +53,20 @@ def cli(backup_dir: Path, dry_run: bool, root: StateRoot, wait: float, pretty: b
     the state root is left as it was. The swap is journaled: after a crash at any
     point the next command leaves exactly the old or exactly the new state.
     Observations are not in a backup: restore starts a fresh observation
-    generation and leaves the old log in place.
+    generation and leaves the old log in place. Without BACKUP, the folder is
+    the "path" of the request on stdin (what `habitus backup` writes).
 
     \b
     Examples:
       habitus restore --dry-run ~/.local/share/habitus-backups/20261130T221500Z
       habitus restore ~/.local/share/habitus-backups/20261130T221500Z
+      habitus backup | habitus restore --root /tmp/copy-of-my-state
     """
     from habitus.state import restore
 
+    if backup_dir is None:
+        path = io.read_request().get("path")
+        if not isinstance(path, str) or not path:
+            raise bad_request("path", "the backup folder (or give BACKUP as an argument)")
+        backup_dir = Path(path)
     io.write_result(restore.run(root, backup_dir, dry_run=dry_run, wait=wait), pretty=pretty)
