@@ -98,11 +98,13 @@ JOURNAL = {
         (JOURNAL, False, "state_corrupt"),
         ({**JOURNAL, "items": [{"name": "../../outside", "live": ["../../outside"]}]}, True, "state_corrupt"),
         ({**JOURNAL, "items": [{"name": "law.md", "live": ["../config.toml"]}]}, True, "state_corrupt"),
+        ({**JOURNAL, "items": [{"name": ["law.md"], "live": [["law.md"]]}]}, True, "state_corrupt"),
+        ({**JOURNAL, "items": "law.md"}, True, "state_corrupt"),
         ({**JOURNAL, "phase": "dreaming"}, True, "state_corrupt"),
         ({**JOURNAL, "token": "../x"}, True, "state_corrupt"),
         ({**JOURNAL, "version": 2}, True, "schema_newer"),
     ],
-    ids=["unsigned", "outside-name", "outside-live", "phase", "token", "newer"],
+    ids=["unsigned", "outside-name", "outside-live", "wrong-types", "not-a-list", "phase", "token", "newer"],
 )
 def test_a_damaged_journal_fails_closed_and_moves_nothing(
     state_root: Path, body: dict[str, object], sign: bool, code: str

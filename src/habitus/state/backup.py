@@ -298,7 +298,7 @@ def _parse_entry(raw: Any, where: str) -> Entry:
     name = raw.get("name")
     # The allowlist: only names this habitus backs up, compared exactly. That rules out paths, "..",
     # absolute names, NUL and look-alike characters without parsing any of them.
-    item = inventory.item(name) if isinstance(name, str) else None
+    item = inventory.item(name)
     if item is None:
         raise _invalid(f"{where}.name: not a file habitus backs up")
     if raw.get("kind") != item.kind:
@@ -313,7 +313,7 @@ def _parse_entry(raw: Any, where: str) -> Entry:
             raise _invalid(f"{where}.schema_version: expected an integer >= 0")
     elif version is not None:
         raise _invalid(f"{where}.schema_version: only stores have one")
-    return Entry(name, item.kind, size, digest, version)
+    return Entry(item.name, item.kind, size, digest, version)
 
 
 def stage(source: Path, manifest: Manifest, dest: Path, *, wait: float) -> None:

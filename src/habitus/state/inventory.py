@@ -149,8 +149,9 @@ def items() -> tuple[StoreItem | FileItem, ...]:
     return (*STORES, *FILES)
 
 
-def item(name: str) -> StoreItem | FileItem | None:
-    return next((i for i in items() if i.name == name), None)
+def item(name: object) -> StoreItem | FileItem | None:
+    """The item of that exact name (None for anything else, including non-strings)."""
+    return next((i for i in items() if isinstance(name, str) and i.name == name), None)
 
 
 def known_names() -> set[str]:

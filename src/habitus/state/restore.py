@@ -226,7 +226,7 @@ def _read_journal(root: StateRoot) -> dict[str, Any]:
         # Only names this habitus manages may be moved: a journal can never name an arbitrary path.
         item = inventory.item(entry.get("name")) if isinstance(entry, dict) else None
         live = entry.get("live") if isinstance(entry, dict) else None
-        if item is None or not isinstance(live, list) or not set(live) <= set(item.names()):
+        if item is None or not isinstance(live, list) or not all(n in item.names() for n in live):
             raise _damaged(path, "names a file habitus does not manage")
     return body
 
