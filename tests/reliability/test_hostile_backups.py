@@ -5,10 +5,13 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from backup_helpers import damage_index, load_manifest, make_state, rehash, save_manifest, tree
 from conftest import run
@@ -244,3 +247,56 @@ def test_symlinked_backup_folder_is_refused(state_root: Path, tmp_path: Path, go
 
 def test_the_untouched_good_backup_restores(state_root: Path, good_backup: Path) -> None:
     assert run(["restore", str(good_backup)]).exit == 0  # the cases above fail because of their change
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**64 - 1)
+    | st.text(max_size=20)
+    | st.floats(allow_nan=False, allow_infinity=False),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    max_leaves=20,
+)
+entry_like = st.fixed_dictionaries(
+    {},
+    optional={
+        "name": st.sampled_from(["ledger.sqlite", "config.toml", "../x", "", "law.md", "mutes.json"])
+        | st.text(max_size=8),
+        "kind": st.sampled_from(["sqlite", "file"]) | json_values,
+        "size": st.integers(min_value=-5, max_value=1 << 41) | json_values,
+        "sha256": st.sampled_from(["0" * 64, "A" * 64, "zz"]) | json_values,
+        "schema_version": st.integers(min_value=-2, max_value=200) | json_values,
+    },
+)
+manifest_like = st.fixed_dictionaries(
+    {
+        "format": st.sampled_from(["habitus-backup"]) | json_values,
+        "format_version": st.sampled_from([1, 2, 0, True, "1"]),
+        "files": st.lists(entry_like, max_size=4) | json_values,
+        "managed": st.lists(
+            st.sampled_from(["ledger.sqlite", "config.toml", "law.md"]) | st.text(max_size=5), max_size=4
+        )
+        | json_values,
+    },
+    optional={"habitus": json_values, "created_at": json_values, "excluded": json_values},
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=manifest_like)
+def test_any_signed_manifest_is_parsed_or_refused_cleanly(tmp_path: Path, body: dict) -> None:
+    from habitus import io
+    from habitus.errors import HabitusError
+    from habitus.state import backup
+
+    with tempfile.TemporaryDirectory(dir=tmp_path) as scratch:
+        folder = Path(scratch)
+        body = {**body, "checksum": io.checksum(body)}
+        (folder / "manifest.json").write_bytes(io.dumps(body))
+        try:
+            manifest = backup.read_manifest(folder)
+        except HabitusError as exc:
+            assert exc.exit == 3, exc.code
+        else:
+            assert manifest.entries == ()  # nothing else is in the folder, so only an empty list passes
