@@ -52,8 +52,9 @@ def cli(backup_dir: Path | None, dry_run: bool, root: StateRoot, wait: float, pr
     its migrations create. A backup that fails any check is refused (exit 3) and
     the state root is left as it was. The swap is journaled: after a crash at any
     point the next command leaves exactly the old or exactly the new state.
-    Observations are not in a backup: restore starts a fresh observation
-    generation and leaves the old log in place. Without BACKUP, the folder is
+    Observations are not in a backup: restore asks the observation log to
+    start a fresh generation and never deletes it (the result's "observations"
+    says what happened). Without BACKUP, the folder is
     the "path" of the request on stdin (what `habitus backup` writes).
 
     \b
