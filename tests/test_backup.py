@@ -198,6 +198,11 @@ def test_backup_while_another_process_writes_is_a_consistent_snapshot(
             assert out.exit == 0, out.stderr
             assert writer.poll() is None  # still writing while the backup ran
             copies.append(tmp_path / f"b{index}" / "ledger.sqlite")
+        first = len(store_dump(copies[0]) or [])
+        deadline = time.monotonic() + 60
+        while len(store_dump(state_root / "ledger.sqlite") or []) <= first:  # it writes on after a copy
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
     finally:
         stop.touch()
         written = int(writer.communicate(timeout=60)[0].strip())
