@@ -21,6 +21,7 @@ _habitus() {
             "|schedule") node="schedule" ;;
             "|select") node="select" ;;
             "|status") node="status" ;;
+            "|verify") node="verify" ;;
             "config|describe") node="config describe" ;;
             "config|get") node="config get" ;;
             "config|set") node="config set" ;;
@@ -64,7 +65,9 @@ _habitus() {
     case "$node|$prev" in
         "advise|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
         "analyze|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
-        "backup|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
+        "backup|--out") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "backup|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "backup|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "capture|--format") COMPREPLY=($(compgen -W "auto claude-code pi codex" -- "$cur")); return ;;
         "capture|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
         "capture|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -201,7 +204,8 @@ _habitus() {
         "model remove|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "model use|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "model use|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        "restore|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
+        "restore|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "restore|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "schedule install|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "schedule install|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "schedule status|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -209,12 +213,14 @@ _habitus() {
         "select|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
         "status|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "status|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "verify|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "verify|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
     esac
     case "$node" in
-        "") COMPREPLY=($(compgen -W "advise analyze backup capture config dedupe demo eval habit memory model restore schedule select status --help --version -V" -- "$cur")) ;;
+        "") COMPREPLY=($(compgen -W "advise analyze backup capture config dedupe demo eval habit memory model restore schedule select status verify --help --version -V" -- "$cur")) ;;
         "advise") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
         "analyze") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
-        "backup") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
+        "backup") COMPREPLY=($(compgen -W "--help --out --pretty --root --wait" -- "$cur")) ;;
         "capture") COMPREPLY=($(compgen -W "--format --harness --help --nl --pretty --root --transcript --wait" -- "$cur")) ;;
         "config") COMPREPLY=($(compgen -W "describe get set show unset --help" -- "$cur")) ;;
         "config describe") COMPREPLY=($(compgen -W "--help --pretty" -- "$cur")) ;;
@@ -258,13 +264,14 @@ _habitus() {
         "model list") COMPREPLY=($(compgen -W "--help --pretty --root --verify --wait" -- "$cur")) ;;
         "model remove") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "model use") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
-        "restore") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
+        "restore") COMPREPLY=($(compgen -W "--dry-run --help --pretty --root --wait" -- "$cur")) ;;
         "schedule") COMPREPLY=($(compgen -W "install remove status --help" -- "$cur")) ;;
         "schedule install") COMPREPLY=($(compgen -W "--help --pretty --print-crontab --root --wait" -- "$cur")) ;;
         "schedule remove") COMPREPLY=($(compgen -W "--help --pretty" -- "$cur")) ;;
         "schedule status") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "select") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
         "status") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
+        "verify") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
     esac
 }
 complete -o default -F _habitus habitus

@@ -33,6 +33,8 @@ function __habitus_node
                 set node 'select'
             case '|status'
                 set node 'status'
+            case '|verify'
+                set node 'verify'
             case 'config|describe'
                 set node 'config describe'
             case 'config|get'
@@ -129,14 +131,18 @@ complete -c habitus -n "test (__habitus_node) = ''" -a restore -d 'Restore the s
 complete -c habitus -n "test (__habitus_node) = ''" -a schedule -d 'Install, check or remove the daily analyze timer.'
 complete -c habitus -n "test (__habitus_node) = ''" -a select -d 'Choose the approved habits that apply to a prompt.'
 complete -c habitus -n "test (__habitus_node) = ''" -a status -d 'Report the state root, versions, settings and counts.'
+complete -c habitus -n "test (__habitus_node) = ''" -a verify -d 'Check the state root\'s stores, files and permissions (report only).'
 complete -c habitus -n "test (__habitus_node) = ''" -l help
 complete -c habitus -n "test (__habitus_node) = ''" -l version
 complete -c habitus -n "test (__habitus_node) = 'advise'" -l harness -x -a 'claude-code codex gemini pi generic'
 complete -c habitus -n "test (__habitus_node) = 'advise'" -l help
 complete -c habitus -n "test (__habitus_node) = 'analyze'" -l harness -x -a 'claude-code codex gemini pi generic'
 complete -c habitus -n "test (__habitus_node) = 'analyze'" -l help
-complete -c habitus -n "test (__habitus_node) = 'backup'" -l harness -x -a 'claude-code codex gemini pi generic'
 complete -c habitus -n "test (__habitus_node) = 'backup'" -l help
+complete -c habitus -n "test (__habitus_node) = 'backup'" -l out -r
+complete -c habitus -n "test (__habitus_node) = 'backup'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'backup'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'backup'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'capture'" -l format -x -a 'auto claude-code pi codex'
 complete -c habitus -n "test (__habitus_node) = 'capture'" -l harness -x -a 'claude-code codex gemini pi generic'
 complete -c habitus -n "test (__habitus_node) = 'capture'" -l help
@@ -400,8 +406,11 @@ complete -c habitus -n "test (__habitus_node) = 'model use'" -l help
 complete -c habitus -n "test (__habitus_node) = 'model use'" -l pretty
 complete -c habitus -n "test (__habitus_node) = 'model use'" -l root -r
 complete -c habitus -n "test (__habitus_node) = 'model use'" -l wait -r
-complete -c habitus -n "test (__habitus_node) = 'restore'" -l harness -x -a 'claude-code codex gemini pi generic'
+complete -c habitus -n "test (__habitus_node) = 'restore'" -l dry-run
 complete -c habitus -n "test (__habitus_node) = 'restore'" -l help
+complete -c habitus -n "test (__habitus_node) = 'restore'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'restore'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'restore'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'schedule'" -a install -d 'Write the systemd user units and enable the timer.'
 complete -c habitus -n "test (__habitus_node) = 'schedule'" -a remove -d 'Disable the timer and delete the units that install wrote.'
 complete -c habitus -n "test (__habitus_node) = 'schedule'" -a status -d 'Report the installed units and whether they match what install would write.'
@@ -423,3 +432,7 @@ complete -c habitus -n "test (__habitus_node) = 'status'" -l help
 complete -c habitus -n "test (__habitus_node) = 'status'" -l pretty
 complete -c habitus -n "test (__habitus_node) = 'status'" -l root -r
 complete -c habitus -n "test (__habitus_node) = 'status'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'verify'" -l help
+complete -c habitus -n "test (__habitus_node) = 'verify'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'verify'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'verify'" -l wait -r

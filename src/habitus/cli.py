@@ -20,7 +20,7 @@ from habitus.errors import HabitusError
 COMMANDS: dict[str, tuple[str, str]] = {
     "advise": ("habitus.commands.stubs:advise", "Review recent agent work and deliver at most one note."),
     "analyze": ("habitus.commands.stubs:analyze", "Propose candidate habits from unread observations."),
-    "backup": ("habitus.commands.stubs:backup", "Write a consistent backup of the state root."),
+    "backup": ("habitus.commands.backup", "Write a consistent backup of the state root."),
     "capture": ("habitus.commands.capture", "Store hook events and transcripts as redacted observations."),
     "config": ("habitus.commands.config", "Read and change settings in config.toml."),
     "dedupe": ("habitus.commands.dedupe", "Find and resolve possible duplicate habits."),
@@ -32,10 +32,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "habit": ("habitus.commands.habit", "Review habits: list, show, declare, approve, reject, ..."),
     "memory": ("habitus.commands.memory", "Retain, recall and retrieve durable memories."),
     "model": ("habitus.commands.model", "Manage local embedding models: add, list, use, remove."),
-    "restore": ("habitus.commands.stubs:restore", "Restore the state root from a backup."),
+    "restore": ("habitus.commands.restore", "Restore the state root from a backup."),
     "schedule": ("habitus.commands.schedule", "Install, check or remove the daily analyze timer."),
     "select": ("habitus.commands.stubs:select", "Choose the approved habits that apply to a prompt."),
     "status": ("habitus.commands.status", "Report the state root, versions, settings and counts."),
+    "verify": (
+        "habitus.commands.verify",
+        "Check the state root's stores, files and permissions (report only).",
+    ),
 }
 
 
@@ -75,6 +79,10 @@ class LazyGroup(click.Group):
             if isinstance(exc, SystemExit):
                 raise
             code = _fail(exc, argv)
+        finally:
+            guard = sys.modules.get("habitus.state.guard")
+            if guard is not None:
+                guard.release_all()  # the command is over: let a waiting restore proceed
         sys.exit(code)
 
 

@@ -53,6 +53,7 @@ CODES: dict[str, tuple[Exit, str]] = {
     "model_unavailable": (Exit.REFUSED, "the embedding model's files are missing or cannot be loaded"),
     "vectors_stale": (Exit.REFUSED, "cached vectors are missing or from another model; run habit recheck"),
     "disabled": (Exit.REFUSED, "the feature is turned off in config.toml (e.g. capture.enabled = false)"),
+    "backup_invalid": (Exit.REFUSED, "a backup folder is incomplete, altered, or not a habitus backup"),
     "state_locked": (Exit.BUSY, "another process holds the lock; retry or raise --wait"),
     "interrupted": (Exit.INTERRUPTED, "interrupted by a signal"),
 }

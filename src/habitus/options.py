@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -20,7 +21,24 @@ def _root(ctx: click.Context, param: click.Parameter, value: str | None) -> Stat
 
 
 def state_options(f: F) -> F:
-    """--root and --wait: which state root, and how long to wait for a busy lock."""
+    """--root and --wait: which state root, and how long to wait for a busy lock.
+
+    Also the one place every command passes before it touches state: `guard.enter` recovers an
+    interrupted restore and takes the shared state lock (see habitus.state.guard).
+    """
+
+    command = f
+
+    @functools.wraps(command)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        root = kwargs.get("root")
+        if isinstance(root, StateRoot):
+            from habitus.state import guard
+
+            guard.enter(root.path, kwargs.get("wait", DEFAULT_WAIT))
+        return command(*args, **kwargs)
+
+    f = guarded  # type: ignore[assignment]
     f = click.option(
         "--wait",
         type=click.FloatRange(0, 3600),

@@ -114,6 +114,21 @@ def read_bytes(path: Path, max_bytes: int) -> bytes:
     return data
 
 
+def read_regular(path: Path, max_bytes: int) -> tuple[bytes, os.stat_result]:
+    """Read up to max_bytes + 1 bytes of a regular file, changing nothing: no final symlink followed
+    (OSError ELOOP), no blocking on a FIFO, no mode tightened (unlike read_bytes). Raises ValueError
+    when path is not a regular file. Returns the bytes and the file's stat."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"{path} is not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(max_bytes + 1), st
+    finally:
+        os.close(fd)
+
+
 def fsync_dir(path: Path) -> None:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)

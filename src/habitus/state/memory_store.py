@@ -8,8 +8,12 @@ Both share this schema and its ordered migrations (separate from the ledger's). 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from habitus.state.db import Migration, Store, sql_migration
+
+if TYPE_CHECKING:
+    from habitus.state.root import StateRoot
 
 KINDS = ("note", "decision", "preference", "fact", "instruction", "observation", "reflection")
 SCOPES = ("project", "global")
@@ -105,3 +109,8 @@ MIGRATIONS: list[Migration] = [
 def store(path: Path, *, label: str, wait: float = 5.0) -> Store:
     """The memory store at path (global: `StateRoot.memory`; project: `<repo>/.habitus/memory.sqlite`)."""
     return Store(path, MIGRATIONS, label=f"{label} memory", wait=wait)
+
+
+def root_store(root: StateRoot, *, wait: float = 5.0) -> Store:
+    """The global memory store of a state root (what backup, restore and verify register)."""
+    return store(root.memory, label="global", wait=wait)

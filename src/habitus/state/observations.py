@@ -718,6 +718,22 @@ def rotate(
         return {"rotated": rotated, "generation": log.manifest.generation, "expired": expired}
 
 
+def start_new_generation(root: StateRoot, *, wait: float) -> dict[str, Any]:
+    """Archive the current generation even if it is not fully analysed, and start the next one.
+
+    Restore calls this so that a restored ledger's watermarks never point into records written after
+    the backup. The archived generation stays readable until it expires. An absent or empty log is left
+    as it is, so calling this twice is harmless.
+    """
+    if not root.observations.is_dir():
+        return {"started": False, "generation": None}
+    with writer(root, wait=wait) as log:
+        if log.manifest.last_seq == 0:
+            return {"started": False, "generation": log.manifest.generation}
+        archived = log.manifest.generation
+        return {"started": True, "generation": log.rotate(), "archived": archived}
+
+
 def expire(root: StateRoot, retention_days: int, *, wait: float, now: float | None = None) -> list[int]:
     """Delete archived generations rotated more than retention_days ago."""
     if not root.observations.is_dir():

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from habitus.errors import HabitusError
-from habitus.state import files
+from habitus.state import files, guard
 
 
 def resolve(option: str | os.PathLike[str] | None = None) -> Path:
@@ -76,7 +76,9 @@ class StateRoot:
 
     def ensure(self) -> Path:
         """Create the root folder (0700) if needed and return its path."""
-        return files.ensure_dir(self.path)
+        path = files.ensure_dir(self.path)
+        guard.writing(self.path)  # a command that creates the root shares the state lock from now on
+        return path
 
     def ensure_sub(self, name: str) -> Path:
         self.ensure()
