@@ -207,6 +207,8 @@ _habitus() {
         "schedule status|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "schedule status|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "select|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
+        "select|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "select|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "status|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "status|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
     esac
@@ -263,7 +265,7 @@ _habitus() {
         "schedule install") COMPREPLY=($(compgen -W "--help --pretty --print-crontab --root --wait" -- "$cur")) ;;
         "schedule remove") COMPREPLY=($(compgen -W "--help --pretty" -- "$cur")) ;;
         "schedule status") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
-        "select") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
+        "select") COMPREPLY=($(compgen -W "--harness --help --pretty --root --wait" -- "$cur")) ;;
         "status") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
     esac
 }
