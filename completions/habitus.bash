@@ -29,6 +29,7 @@ _habitus() {
             "dedupe|list") node="dedupe list" ;;
             "dedupe|resolve") node="dedupe resolve" ;;
             "dedupe|scan") node="dedupe scan" ;;
+            "eval|select") node="eval select" ;;
             "habit|approve") node="habit approve" ;;
             "habit|archive") node="habit archive" ;;
             "habit|declare") node="habit declare" ;;
@@ -87,6 +88,12 @@ _habitus() {
         "dedupe resolve|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "dedupe scan|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "dedupe scan|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval select|--part") COMPREPLY=($(compgen -W "all fit holdout" -- "$cur")); return ;;
+        "eval select|--cases") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval select|--habits") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval select|--judge") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval select|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval select|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit approve|--checksum") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit approve|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit approve|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -229,7 +236,8 @@ _habitus() {
         "dedupe resolve") COMPREPLY=($(compgen -W "--action --checksum --help --keep --pretty --root --wait" -- "$cur")) ;;
         "dedupe scan") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "demo") COMPREPLY=($(compgen -W "--help --keep" -- "$cur")) ;;
-        "eval") COMPREPLY=($(compgen -W "--help" -- "$cur")) ;;
+        "eval") COMPREPLY=($(compgen -W "select --help" -- "$cur")) ;;
+        "eval select") COMPREPLY=($(compgen -W "--cases --habits --help --judge --part --pretty --root --wait" -- "$cur")) ;;
         "habit") COMPREPLY=($(compgen -W "approve archive declare disable enable list recheck reject show --help" -- "$cur")) ;;
         "habit approve") COMPREPLY=($(compgen -W "--checksum --help --pretty --root --wait" -- "$cur")) ;;
         "habit archive") COMPREPLY=($(compgen -W "--checksum --help --pretty --root --wait" -- "$cur")) ;;

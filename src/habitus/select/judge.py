@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 FLOOR_BP = 1500  # retrieval: below this cosine a habit is not even considered
 TOP_K = 12  # retrieval: at most this many candidates reach a judge
-HIGH_BP = 4000  # local judge: accept on similarity alone (rule checks still apply)
+HIGH_BP = 5000  # local judge: accept on similarity alone (rule checks still apply)
 LOW_BP = 1500  # local judge: accept when action and object also agree lexically
 MAX_CLAUSES = 8  # clauses embedded per prompt (the rest are not judged)
 MAX_TEXT = 1000  # characters of the prompt the local judge reads
@@ -134,39 +134,60 @@ class Verdict:
         return out
 
 
-def local_judge(
-    embedder: Embedder, habits: list[ActiveHabit], query: Query, found: Retrieval, *, limit: int
-) -> Verdict:
-    """The offline judge: calibrated similarity plus the rule checks of `text`."""
+@dataclass
+class Scored:
+    """The local judge's similarities: per clause and retrieved candidate, the larger of the cosine with
+    the cached condition vector and with the condition reworded as a request."""
+
+    conditions: list[text.Condition]
+    scores: Any  # (units, picked) float32
+
+
+def score(embedder: Embedder, habits: list[ActiveHabit], query: Query, found: Retrieval) -> Scored:
     import numpy as np
 
-    picked = found.picked
+    conditions = [text.condition(habits[i].condition) for i in found.picked]
+    if query.units and conditions and not query.meta:
+        reworded = embedder.embed([c.request for c in conditions])
+        scores = np.maximum(found.unit_scores, found.unit_vectors @ reworded.T)
+    else:
+        scores = np.zeros((len(query.units), len(conditions)), dtype=np.float32)
+    return Scored(conditions, scores)
+
+
+def decide(
+    query: Query,
+    found: Retrieval,
+    scored: Scored,
+    *,
+    limit: int,
+    high_bp: int = HIGH_BP,
+    low_bp: int = LOW_BP,
+) -> Verdict:
+    """The local judge's decision for given thresholds (pure: the calibration calls it many times)."""
+    import numpy as np
+
+    picked, scores, conditions = found.picked, scored.scores, scored.conditions
     reasons = dict.fromkeys(picked, "not_currently_relevant")
     if not picked or limit <= 0:
         return Verdict([], reasons)
     if query.meta:
         return Verdict([], dict.fromkeys(picked, "meta_discussion"))
-    conditions = [text.condition(habits[i].condition) for i in picked]
-    if query.units:
-        reworded = embedder.embed([c.request for c in conditions])
-        scores = np.maximum(found.unit_scores, found.unit_vectors @ reworded.T)
-    else:
-        scores = np.zeros((0, len(picked)), dtype=np.float32)
-    high, low = HIGH_BP / 10000, LOW_BP / 10000
+    high, low = high_bp / 10000, low_bp / 10000
     chosen: dict[int, float] = {}
     for u, unit in enumerate(query.units):
         if unit.mood not in LIVE:
             continue
         for j in np.argsort(-scores[u], kind="stable"):
-            score = float(scores[u, j])
-            if score < low:
+            similarity = float(scores[u, j])
+            if similarity < low:
                 break
             index = picked[int(j)]
             if index in chosen:
                 continue
             why = _rule(unit, conditions[int(j)])
-            if why is None and (score >= high or _agrees(unit, conditions[int(j)])):
-                chosen[index] = score
+            if why is None and (similarity >= high or _agrees(unit, conditions[int(j)])):
+                chosen[index] = similarity
                 break
             if why is not None and reasons[index] == "not_currently_relevant":
                 reasons[index] = why
@@ -185,6 +206,13 @@ def local_judge(
             reasons[index] = "context_only_applicability"
     selected = sorted(chosen, key=lambda i: (-chosen[i], i))[:limit]
     return Verdict(selected, reasons)
+
+
+def local_judge(
+    embedder: Embedder, habits: list[ActiveHabit], query: Query, found: Retrieval, *, limit: int
+) -> Verdict:
+    """The offline judge: calibrated similarity plus the rule checks of `text`."""
+    return decide(query, found, score(embedder, habits, query, found), limit=limit)
 
 
 def _rule(unit: text.Clause, condition: text.Condition) -> str | None:

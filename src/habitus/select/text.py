@@ -22,114 +22,44 @@ from functools import cache
 
 # -- verbs ----------------------------------------------------------------------------------------
 
-# action class -> verbs (base forms; multi-word verbs allowed). A verb that is not here is unknown and
-# never causes a near-miss rejection: the lexicon only ever removes matches, it cannot add one.
+# action class -> verbs (base forms, comma-separated; multi-word verbs allowed). A verb that is not
+# here is unknown and never causes a near-miss rejection: the lexicon only removes matches, except that
+# an agreeing verb lets a lower similarity count (see judge.py).
+_LEXICON = {
+    "create": "write, create, add, make, generate, draft, compose, introduce, implement, define, scaffold, "
+    "insert, cover, pull in, set up, build, design, give, declare, leave, put, document, mock, stub",
+    "modify": "edit, change, update, modify, rename, tweak, adjust, rewrite, refactor, reword, replace, "
+    "convert, rework, restructure, reformat, format, move, extend, configure, split, extract, inline, "
+    "simplify, optimize, optimise, speed up, translate, port, pin, wrap",
+    "fix": "fix, repair, debug, resolve, solve, sort out, handle, troubleshoot, investigate, diagnose, "
+    "look into, patch",
+    "inspect": "read, go through, look at, view, cat, explain, summarise, summarize, describe, "
+    "walk through, study, skim, examine, list, count, find, search, grep, locate, tell, measure, "
+    "compare, show me, profile, benchmark, diff, trace",
+    "review": "review, critique, assess, evaluate, audit, look over",
+    "delete": "delete, remove, rm, drop, erase, purge, wipe, prune, clean up, get rid of, strip, tear down, "
+    "uninstall, trash",
+    "revert": "revert, undo, roll back, rollback, reset, restore, downgrade",
+    "merge": "merge, rebase, cherry-pick",
+    "commit": "commit, amend, squash, fixup",
+    "push": "push, force-push, upload, sync",
+    "fetch": "pull, fetch, download, clone, check out, checkout, switch to",
+    "run": "run, execute, apply, deploy, roll out, roll, migrate, launch, trigger, rerun, restart",
+    "stop": "stop, kill, cancel, abort, shut down",
+    "toggle": "disable, enable, turn off, turn on, comment out, mute, silence",
+    "bump": "bump, increment",
+    "upgrade": "upgrade, bring up to date",
+    "install": "install, reinstall, vendor",
+    "release": "release, ship, publish, tag",
+    "open": "open, submit, raise",
+    "close": "close, approve, reject, label, assign",
+    "verify": "verify, validate, confirm, test, check that, make sure",
+    "plan": "plan, estimate, propose, suggest, brainstorm, outline, discuss, think about, consider",
+    "copy": "copy, duplicate, backup, back up, dump, export, archive",
+    "call": "call",
+}
 VERB_CLASSES: dict[str, tuple[str, ...]] = {
-    "create": (
-        "write",
-        "create",
-        "add",
-        "make",
-        "generate",
-        "draft",
-        "compose",
-        "introduce",
-        "implement",
-        "define",
-        "scaffold",
-        "insert",
-        "cover",
-        "pull in",
-        "set up",
-        "build",
-        "design",
-        "give",
-        "declare",
-        "leave",
-        "put",
-    ),
-    "modify": (
-        "edit",
-        "change",
-        "update",
-        "modify",
-        "rename",
-        "tweak",
-        "adjust",
-        "rewrite",
-        "refactor",
-        "reword",
-        "replace",
-        "convert",
-        "rework",
-        "restructure",
-        "reformat",
-        "move",
-        "extend",
-    ),
-    "fix": (
-        "fix",
-        "repair",
-        "debug",
-        "resolve",
-        "solve",
-        "sort out",
-        "handle",
-        "troubleshoot",
-        "investigate",
-        "diagnose",
-        "look into",
-        "patch",
-    ),
-    "inspect": (
-        "read",
-        "go through",
-        "look at",
-        "view",
-        "cat",
-        "explain",
-        "summarise",
-        "summarize",
-        "describe",
-        "walk through",
-        "study",
-        "skim",
-        "examine",
-        "list",
-        "count",
-        "find",
-        "search",
-        "grep",
-        "locate",
-        "tell",
-        "measure",
-        "compare",
-    ),
-    "review": ("review", "critique", "assess", "evaluate", "audit", "look over"),
-    "delete": (
-        "delete",
-        "remove",
-        "rm",
-        "drop",
-        "erase",
-        "purge",
-        "wipe",
-        "prune",
-        "clean up",
-        "get rid of",
-        "strip",
-        "tear down",
-        "uninstall",
-    ),
-    "merge": ("merge", "rebase"),
-    "commit": ("commit", "amend", "squash", "fixup"),
-    "push": ("push", "force-push"),
-    "run": ("run", "execute", "apply", "deploy", "roll out", "roll", "migrate", "launch", "trigger", "rerun"),
-    "bump": ("bump", "increment"),
-    "upgrade": ("upgrade", "bring up to date"),
-    "release": ("release", "ship", "publish", "tag"),
-    "open": ("open", "submit", "raise"),
-    "call": ("call",),
+    cls: tuple(v.strip() for v in verbs.split(",")) for cls, verbs in _LEXICON.items()
 }
 
 # Pairs of different classes that can still be one request (an implied action): committing includes
@@ -148,6 +78,8 @@ COMPATIBLE: frozenset[frozenset[str]] = frozenset(
         ("fix", "review"),
         ("run", "release"),
         ("release", "call"),
+        ("verify", "call"),
+        ("verify", "review"),
     )
 )
 
