@@ -30,7 +30,7 @@ def calibrate(embedder, habits, cases):  # type: ignore[no-untyped-def]
     """(high_bp, low_bp, fit report) chosen on the fit half."""
     from habitus.select import evaluate
 
-    _, prepared = evaluate.prepare(embedder, habits, evaluate.split(cases, "fit"))
+    prepared = evaluate.prepare(embedder, habits, evaluate.split(cases, "fit"))
     best = None
     for high, low in grid():
         total = evaluate.decide_all(habits, prepared, limit=LIMIT, high_bp=high, low_bp=low).total
@@ -58,7 +58,7 @@ def main() -> None:
     high, low = calibrate(embedder, habits, cases)
     print(f"HIGH_BP = {high}\nLOW_BP = {low}")
     for part in ("fit", "holdout", "all"):
-        _, prepared = evaluate.prepare(embedder, habits, evaluate.split(cases, part))
+        prepared = evaluate.prepare(embedder, habits, evaluate.split(cases, part))
         report = evaluate.decide_all(habits, prepared, limit=LIMIT, high_bp=high, low_bp=low).as_dict()
         print(
             f"{part}: precision {report['precision']} recall {report['recall']} "

@@ -131,7 +131,7 @@ class Prepared:
     scored: Any
 
 
-def prepare(embedder: Embedder, habits: list[ActiveHabit], cases: list[Case]) -> tuple[Any, list[Prepared]]:
+def prepare(embedder: Embedder, habits: list[ActiveHabit], cases: list[Case]) -> list[Prepared]:
     from habitus.habits.vectors import field_input
     from habitus.select import clip_context, judge
 
@@ -141,7 +141,7 @@ def prepare(embedder: Embedder, habits: list[ActiveHabit], cases: list[Case]) ->
         query = judge.analyse(case.prompt, clip_context(list(case.context)))
         found = judge.retrieve(embedder, matrix, query)
         out.append(Prepared(case, query, found, judge.score(embedder, habits, query, found)))
-    return matrix, out
+    return out
 
 
 @dataclass
@@ -236,7 +236,7 @@ def evaluate(
     """Run the local judge (model None) or the model judge `model` over the cases."""
     from habitus.select import judge
 
-    matrix, prepared = prepare(embedder, habits, cases)
+    prepared = prepare(embedder, habits, cases)
     if model is None:
         return decide_all(habits, prepared, limit=limit, high_bp=judge.HIGH_BP, low_bp=judge.LOW_BP)
     assert config is not None
