@@ -208,7 +208,7 @@ _QUOTED = re.compile(
     r"|\"[^\"\n]{2,}\""  # "double quotes"
     r"|“[^”\n]{2,}”|„[^“”\n]{2,}[“”]|«[^»\n]{2,}»|‘[^’\n]{2,}’"
     r"|(?<![\w'])'[^'\n]{2,}?'(?![\w'])"  # 'single quotes' (not apostrophes)
-    r"|^\s*>.*$",  # quoted e-mail / chat lines
+    r"|^[ \t]*>[^\n]*$",  # quoted e-mail / chat lines
     re.DOTALL | re.MULTILINE,
 )
 
