@@ -11,7 +11,8 @@ The local judge (default) accepts at most one retrieved habit per request clause
   ("When writing a commit message");
 - its action is compatible with the condition's (`text.compatible`): a near miss is rejected;
 - its cosine reaches HIGH_BP, or it reaches LOW_BP and the clause shares the condition's action class
-  and a content word of its object (for an event condition: two content words).
+  and a specific content word of its object (for an event condition: two); a general noun such as
+  "file" counts only when the condition's object is nothing more specific.
 
 The cosine of a clause and a condition is the larger of the cosine with the cached condition vector and
 with the condition reworded as a request ("writing X" -> "write X", embedded here for the retrieved few).
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 
 FLOOR_BP = 1500  # retrieval: below this cosine a habit is not even considered
 TOP_K = 12  # retrieval: at most this many candidates reach a judge
-HIGH_BP = 5000  # local judge: accept on similarity alone (rule checks still apply)
+HIGH_BP = 4750  # local judge: accept on similarity alone (rule checks still apply)
 LOW_BP = 1500  # local judge: accept when action and object also agree lexically
 MAX_CLAUSES = 8  # clauses embedded per prompt (the rest are not judged)
 MAX_TEXT = 1000  # characters of the prompt the local judge reads
@@ -228,7 +229,8 @@ def _rule(unit: text.Clause, condition: text.Condition) -> str | None:
 
 def _agrees(unit: text.Clause, condition: text.Condition) -> bool:
     """Action and object agree word for word (what lets a lower similarity count)."""
-    shared = len(unit.objects & condition.objects)
+    wanted = text.specific(condition.objects) or condition.objects
+    shared = len(unit.objects & wanted)
     if condition.event:
         return shared >= 2
     return condition.action != text.UNKNOWN and unit.action == condition.action and shared >= 1

@@ -41,7 +41,8 @@ _LEXICON = {
     "uninstall, trash",
     "revert": "revert, undo, roll back, rollback, reset, restore, downgrade",
     "merge": "merge, rebase, cherry-pick",
-    "commit": "commit, amend, squash, fixup",
+    "commit": "commit",
+    "amend": "amend, squash, fixup",
     "push": "push, force-push, upload, sync",
     "fetch": "pull, fetch, download, clone, check out, checkout, switch to",
     "run": "run, execute, apply, deploy, roll out, roll, migrate, launch, trigger, rerun, restart",
@@ -69,6 +70,7 @@ COMPATIBLE: frozenset[frozenset[str]] = frozenset(
     for pair in (
         ("create", "modify"),
         ("create", "commit"),
+        ("create", "amend"),
         ("create", "fix"),
         ("modify", "fix"),
         ("modify", "upgrade"),
@@ -508,6 +510,30 @@ def stem(word: str) -> str:
     elif w.endswith("s") and not w.endswith(("ss", "us", "is")) and len(w) > 3:
         w = w[:-1]
     return w.rstrip("e") if len(w) > 4 else w
+
+
+# Nouns too general to show that two texts are about the same object ("fix the file" vs "edit the CI
+# workflow file"); they count only for a condition whose object is nothing more specific.
+GENERIC = frozenset(
+    stem(w)
+    for w in [
+        "file",
+        "files",
+        "directory",
+        "directories",
+        "folder",
+        "code",
+        "thing",
+        "stuff",
+        "part",
+        "line",
+        "change",
+    ]
+)
+
+
+def specific(objects: frozenset[str]) -> frozenset[str]:
+    return objects - GENERIC
 
 
 def object_stems(text: str) -> frozenset[str]:
