@@ -284,3 +284,13 @@ def test_with_approved_habits_the_model_does_load() -> None:
     heavy, stdout, _ = _probe(["select"], {"prompt": "write the commit message"})
     assert "numpy" in heavy and "onnxruntime" in heavy
     assert orjson.loads(stdout)["reason"] == "selected"
+
+
+def test_a_long_prompt_is_judged_on_its_start_and_end(state_root: Path) -> None:
+    declare_all(COMMIT, DELETE)
+    log = "\n".join(f"2026-11-30 12:00:{i % 60:02d} INFO worker {i} processed batch" for i in range(3000))
+    prompt = f"here is the log:\n{log}\nanyway, write the commit message for the fix"
+    assert len(prompt) > 100_000
+    out = run(["select", "--harness", "claude-code"], hook_event("claude-code", prompt))
+    assert out.exit == 0 and COMMIT[0] in injected("claude-code", out.result)
+    assert not (state_root / "errors.jsonl").exists()

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from habitus.habits.store import ActiveHabit
     from habitus.state.root import StateRoot
 
-MAX_PROMPT_CHARS = 100_000  # longer prompts are refused (bad_request); the judge reads far less
+MAX_PROMPT_CHARS = 100_000  # a longer `prompt` request is refused (bad_request); hooks pass any prompt
 MAX_CONTEXT = 4  # prior messages used to resolve a follow-up
 MAX_CONTEXT_CHARS = 300  # of each
 
@@ -72,6 +72,8 @@ def check_request(request: dict[str, Any]) -> tuple[str, list[str]]:
     prompt = request.get("prompt")
     if not isinstance(prompt, str):
         raise bad_request("prompt", "expected a string")
+    if len(prompt) > MAX_PROMPT_CHARS:
+        raise bad_request("prompt", f"expected at most {MAX_PROMPT_CHARS} characters")
     context = request.get("context", [])
     if context is None:
         context = []
@@ -111,8 +113,6 @@ def select(
     from habitus.state import config as configuration
 
     started = time.perf_counter()
-    if len(prompt) > MAX_PROMPT_CHARS:
-        raise bad_request("prompt", f"expected at most {MAX_PROMPT_CHARS} characters")
     config = configuration.load(root)
     judge_setting = str(config.get("select.judge"))
     limit = int(config.get("select.max_habits"))

@@ -42,8 +42,8 @@ FLOOR_BP = 1500  # retrieval: below this cosine a habit is not even considered
 TOP_K = 12  # retrieval: at most this many candidates reach a judge
 HIGH_BP = 4750  # local judge: accept on similarity alone (rule checks still apply)
 LOW_BP = 1500  # local judge: accept when action and object also agree lexically
-MAX_CLAUSES = 8  # clauses embedded per prompt (the rest are not judged)
-MAX_TEXT = 1000  # characters of the prompt the local judge reads
+MAX_CLAUSES = 8  # clauses judged per prompt: the first 3 and the last 5 of a longer one
+MAX_TEXT = 1000  # characters of the prompt the judges read (a longer one: its start and its end)
 MODEL_MIN_CONFIDENCE_BP = 7500  # model judge: a lower confidence deselects that candidate
 MODEL_MAX_TOKENS = 2048
 
@@ -82,12 +82,23 @@ class Query:
     followup: text.Followup
 
 
+def bounded(prompt: str) -> str:
+    """At most MAX_TEXT characters: a long prompt keeps its start and its end (where a request after a
+    pasted log usually is), joined by a line of its own."""
+    if len(prompt) <= MAX_TEXT:
+        return prompt
+    head = MAX_TEXT * 3 // 5
+    return prompt[:head] + "\n…\n" + prompt[-(MAX_TEXT - head) :]
+
+
 def analyse(prompt: str, context: list[str] | tuple[str, ...] = ()) -> Query:
-    body = prompt[:MAX_TEXT]
+    body = bounded(prompt)
     unquoted, quoted = text.unquote(body)
     meta = text.is_meta(unquoted)
     follow = text.followup(unquoted, list(context))
-    units = list(text.clauses(unquoted))[:MAX_CLAUSES]
+    units = list(text.clauses(unquoted))
+    if len(units) > MAX_CLAUSES:
+        units = units[:3] + units[3 - MAX_CLAUSES :]
     if follow.kind in ("confirm", "continue"):
         units = [follow.clause()]
     return Query(prompt, tuple(context), unquoted, quoted, meta, tuple(units), follow)
@@ -280,7 +291,7 @@ def model_judge(
         return Verdict([], dict.fromkeys(picked, "not_currently_relevant"))
     aliases = {f"c{n}": index for n, index in enumerate(picked, 1)}
     request = {
-        "request": redact(query.prompt[:MAX_TEXT])[0],
+        "request": redact(bounded(query.prompt))[0],
         "context": [redact(m[:300])[0] for m in query.context[-4:]],
         "candidates": [{"id": alias, "condition": habits[i].condition} for alias, i in aliases.items()],
         "max_applicable": limit,
