@@ -294,3 +294,17 @@ def test_a_long_prompt_is_judged_on_its_start_and_end(state_root: Path) -> None:
     out = run(["select", "--harness", "claude-code"], hook_event("claude-code", prompt))
     assert out.exit == 0 and COMMIT[0] in injected("claude-code", out.result)
     assert not (state_root / "errors.jsonl").exists()
+
+
+def test_pi_follow_up_reads_the_event_messages() -> None:
+    declare_all(COMMIT, DELETE)
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": "add tests for the parser"}], "timestamp": 1},
+        {"role": "assistant", "content": [{"type": "text", "text": "Done, 6 tests pass. Shall I commit this?"}],
+         "stopReason": "stop", "timestamp": 2},
+    ]  # fmt: skip
+    event = {**hook_event("pi", "yes please"), "messages": messages}
+    text = injected("pi", run(["select", "--harness", "pi"], event).result)
+    assert COMMIT[0] in text and DELETE[0] not in text
+    event["messages"] = []  # no context: "yes please" alone confirms nothing
+    assert run(["select", "--harness", "pi"], event).stdout == b""

@@ -417,7 +417,8 @@ def followup(prompt: str, context: list[str]) -> Followup:
     offer = _offered(last)
     action = first_action(offer or last)
     if _CONFIRM.match(text):
-        return Followup("confirm", last, action)
+        # the offered action first, the whole message after it for what "this"/"them" refers to
+        return Followup("confirm", f"{offer} ({last})" if offer else last, action)
     same = _SAME.match(text)
     if same:
         return Followup("continue", f"{last} {same.group(1)}", action)
