@@ -30,6 +30,7 @@ _habitus() {
             "dedupe|list") node="dedupe list" ;;
             "dedupe|resolve") node="dedupe resolve" ;;
             "dedupe|scan") node="dedupe scan" ;;
+            "eval|select") node="eval select" ;;
             "habit|approve") node="habit approve" ;;
             "habit|archive") node="habit archive" ;;
             "habit|declare") node="habit declare" ;;
@@ -90,6 +91,12 @@ _habitus() {
         "dedupe resolve|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "dedupe scan|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "dedupe scan|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval select|--part") COMPREPLY=($(compgen -W "all fit holdout" -- "$cur")); return ;;
+        "eval select|--cases") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval select|--habits") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval select|--judge") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval select|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval select|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit approve|--checksum") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit approve|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit approve|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -211,6 +218,8 @@ _habitus() {
         "schedule status|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "schedule status|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "select|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
+        "select|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "select|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "status|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "status|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "verify|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -233,7 +242,8 @@ _habitus() {
         "dedupe resolve") COMPREPLY=($(compgen -W "--action --checksum --help --keep --pretty --root --wait" -- "$cur")) ;;
         "dedupe scan") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "demo") COMPREPLY=($(compgen -W "--help --keep" -- "$cur")) ;;
-        "eval") COMPREPLY=($(compgen -W "--help" -- "$cur")) ;;
+        "eval") COMPREPLY=($(compgen -W "select --help" -- "$cur")) ;;
+        "eval select") COMPREPLY=($(compgen -W "--cases --habits --help --judge --part --pretty --root --wait" -- "$cur")) ;;
         "habit") COMPREPLY=($(compgen -W "approve archive declare disable enable list recheck reject show --help" -- "$cur")) ;;
         "habit approve") COMPREPLY=($(compgen -W "--checksum --help --pretty --root --wait" -- "$cur")) ;;
         "habit archive") COMPREPLY=($(compgen -W "--checksum --help --pretty --root --wait" -- "$cur")) ;;
@@ -269,7 +279,7 @@ _habitus() {
         "schedule install") COMPREPLY=($(compgen -W "--help --pretty --print-crontab --root --wait" -- "$cur")) ;;
         "schedule remove") COMPREPLY=($(compgen -W "--help --pretty" -- "$cur")) ;;
         "schedule status") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
-        "select") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
+        "select") COMPREPLY=($(compgen -W "--harness --help --pretty --root --wait" -- "$cur")) ;;
         "status") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "verify") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
     esac

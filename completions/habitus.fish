@@ -51,6 +51,8 @@ function __habitus_node
                 set node 'dedupe resolve'
             case 'dedupe|scan'
                 set node 'dedupe scan'
+            case 'eval|select'
+                set node 'eval select'
             case 'habit|approve'
                 set node 'habit approve'
             case 'habit|archive'
@@ -197,7 +199,16 @@ complete -c habitus -n "test (__habitus_node) = 'dedupe scan'" -l root -r
 complete -c habitus -n "test (__habitus_node) = 'dedupe scan'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'demo'" -l help
 complete -c habitus -n "test (__habitus_node) = 'demo'" -l keep
+complete -c habitus -n "test (__habitus_node) = 'eval'" -a select -d 'Measure the select judge: precision, recall, confusion by category.'
 complete -c habitus -n "test (__habitus_node) = 'eval'" -l help
+complete -c habitus -n "test (__habitus_node) = 'eval select'" -l cases -r
+complete -c habitus -n "test (__habitus_node) = 'eval select'" -l habits -r
+complete -c habitus -n "test (__habitus_node) = 'eval select'" -l help
+complete -c habitus -n "test (__habitus_node) = 'eval select'" -l judge -r
+complete -c habitus -n "test (__habitus_node) = 'eval select'" -l part -x -a 'all fit holdout'
+complete -c habitus -n "test (__habitus_node) = 'eval select'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'eval select'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'eval select'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a approve -d 'Activate a candidate, exactly as you reviewed it.'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a archive -d 'Archive a habit: hidden, kept with its audit trail.'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a declare -d 'Create a habit from exact wording and activate it when nothing blocks it.'
@@ -428,6 +439,9 @@ complete -c habitus -n "test (__habitus_node) = 'schedule status'" -l root -r
 complete -c habitus -n "test (__habitus_node) = 'schedule status'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'select'" -l harness -x -a 'claude-code codex gemini pi generic'
 complete -c habitus -n "test (__habitus_node) = 'select'" -l help
+complete -c habitus -n "test (__habitus_node) = 'select'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'select'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'select'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'status'" -l help
 complete -c habitus -n "test (__habitus_node) = 'status'" -l pretty
 complete -c habitus -n "test (__habitus_node) = 'status'" -l root -r

@@ -34,7 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "model": ("habitus.commands.model", "Manage local embedding models: add, list, use, remove."),
     "restore": ("habitus.commands.restore", "Restore the state root from a backup."),
     "schedule": ("habitus.commands.schedule", "Install, check or remove the daily analyze timer."),
-    "select": ("habitus.commands.stubs:select", "Choose the approved habits that apply to a prompt."),
+    "select": ("habitus.commands.select", "Choose the approved habits that apply to a prompt."),
     "status": ("habitus.commands.status", "Report the state root, versions, settings and counts."),
     "verify": (
         "habitus.commands.verify",

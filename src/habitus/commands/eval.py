@@ -10,7 +10,12 @@ import importlib
 import click
 
 # name -> (module, one-line help); the help is repeated so `habitus eval --help` imports nothing.
-SUBCOMMANDS: dict[str, tuple[str, str]] = {}
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "select": (
+        "habitus.commands.eval_select",
+        "Measure the select judge: precision, recall, confusion by category.",
+    ),
+}
 
 
 class LazyEvalGroup(click.Group):

@@ -18,9 +18,11 @@ from habitus.state.root import StateRoot
 MAN = {
     "stdin": "Not read.",
     "stdout": 'One object: {"v":1,"root","exists","versions","config","enabled","stores","habits",'
-    '"observations","errors"}. Each store reports path, exists, schema_version and schema_current; habits '
-    "counts habits by status (null when there is no up-to-date ledger); observations reports the current "
-    "generation, its record count and last seq, and the archived generations.",
+    '"select","observations","errors"}. Each store reports path, exists, schema_version and schema_current; '
+    "habits counts habits by status (null when there is no up-to-date ledger); select counts the "
+    "selection log (calls, with_guidance, without_guidance, failed, habits_injected, median_latency_ms "
+    "of the last 1,000 calls, last_at; null without an up-to-date ledger); observations reports the "
+    "current generation, its record count and last seq, and the archived generations.",
     "files": "Reads config.toml, ledger.sqlite, memory.sqlite, observations/ (manifests only) and "
     "errors.jsonl; never creates or migrates anything.",
 }
@@ -64,6 +66,7 @@ def report(root: StateRoot, *, wait: float) -> dict[str, Any]:
             "memory": store_status(memory_store.store(root.memory, label="global", wait=wait)),
         },
         "habits": habit_counts(root, wait=wait),
+        "select": select_counts(root, wait=wait),
         "observations": observations.status(root),
         "errors": {"path": str(root.errors), "logged": errorlog.count(root)},
     }
@@ -74,6 +77,13 @@ def habit_counts(root: StateRoot, *, wait: float) -> dict[str, int] | None:
     from habitus.habits.store import status_counts
 
     return status_counts(root, wait=wait)
+
+
+def select_counts(root: StateRoot, *, wait: float) -> dict[str, Any] | None:
+    """Selection-log counts, read-only; null without an up-to-date ledger."""
+    from habitus.select.log import status
+
+    return status(root, wait=wait)
 
 
 def store_status(store: Store) -> dict[str, Any]:

@@ -26,4 +26,3 @@ def _stub(name: str, summary: str) -> click.Command:
 
 advise = _stub("advise", "Review recent agent work and deliver at most one note.")
 analyze = _stub("analyze", "Propose candidate habits from unread observations.")
-select = _stub("select", "Choose the approved habits that apply to a prompt.")

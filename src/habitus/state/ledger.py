@@ -121,6 +121,29 @@ MIGRATIONS: list[Migration] = [
         ) STRICT;
         """,
     ),
+    # The selection log (issue 6): metadata about each `habitus select` call, never the prompt, a hash
+    # of it, vectors or guidance text. Bounded: select keeps the newest select_log.MAX_ROWS rows.
+    sql_migration(
+        "0003_select_log",
+        """
+        CREATE TABLE select_log (
+            id INTEGER PRIMARY KEY,
+            at TEXT NOT NULL,
+            mode TEXT NOT NULL CHECK (mode IN
+                ('cli', 'claude-code', 'codex', 'gemini', 'pi', 'generic', 'eval')),
+            judge TEXT NOT NULL CHECK (length(judge) BETWEEN 1 AND 40),
+            model_id TEXT CHECK (model_id IS NULL OR length(model_id) <= 200),
+            outcome TEXT NOT NULL CHECK (outcome IN ('selected', 'none', 'failed')),
+            reason TEXT NOT NULL CHECK (length(reason) BETWEEN 1 AND 40),
+            candidates INTEGER NOT NULL CHECK (candidates >= 0),
+            retrieved INTEGER NOT NULL CHECK (retrieved >= 0),
+            selected INTEGER NOT NULL CHECK (selected BETWEEN 0 AND 3),
+            reasons TEXT NOT NULL CHECK (length(reasons) <= 1000),
+            latency_ms INTEGER NOT NULL CHECK (latency_ms >= 0)
+        ) STRICT;
+        CREATE INDEX select_log_by_at ON select_log (at);
+        """,
+    ),
 ]
 
 

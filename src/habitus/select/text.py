@@ -1,0 +1,558 @@
+"""How the local judge reads a prompt: quoted material out, clauses, mood, and the action verb.
+
+Pure standard library and deterministic. The rules follow the labelling rules of
+tests/fixtures/select/README.md, stated generally (no habit or case is named here):
+
+- a habit applies when the current prompt asks, now, for the condition's action on its object;
+- quoted or pasted text (quotes, backticks, code fences, `>` lines) is a mention, never a request;
+- talk about the habits themselves is never a trigger;
+- a negated clause ("don't ...", "no need to ...", "leave ... alone") and a hypothetical or future one
+  ("if ...", "suppose ...", "we'll ...", "at some point ...") is not a request;
+- a question for information ("what did ...", "which ...", "how big ...") asks about the object, it does
+  not ask for the condition's action; a past-tense question never triggers;
+- the same object with another action is a near miss ("remove the debug prints" is not "adding debug
+  output"): both verbs are looked up in a small lexicon of software-work actions and must agree.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+
+# -- verbs ----------------------------------------------------------------------------------------
+
+# action class -> verbs (base forms, comma-separated; multi-word verbs allowed). A verb that is not
+# here is unknown and never causes a near-miss rejection: the lexicon only removes matches, except that
+# an agreeing verb lets a lower similarity count (see judge.py).
+_LEXICON = {
+    "create": "write, create, add, make, generate, draft, compose, introduce, implement, define, scaffold, "
+    "insert, cover, pull in, set up, build, design, give, declare, leave, put, document, mock, stub",
+    "modify": "edit, change, update, modify, rename, tweak, adjust, rewrite, refactor, reword, replace, "
+    "convert, rework, restructure, reformat, format, move, extend, configure, split, extract, inline, "
+    "simplify, optimize, optimise, speed up, translate, port, pin, wrap",
+    "fix": "fix, repair, debug, resolve, solve, sort out, handle, troubleshoot, investigate, diagnose, "
+    "look into, patch",
+    "inspect": "read, go through, look at, view, cat, explain, summarise, summarize, describe, "
+    "walk through, study, skim, examine, list, count, find, search, grep, locate, tell, measure, "
+    "compare, show me, profile, benchmark, diff, trace",
+    "review": "review, critique, assess, evaluate, audit, look over",
+    "delete": "delete, remove, rm, drop, erase, purge, wipe, prune, clean up, get rid of, strip, tear down, "
+    "uninstall, trash",
+    "revert": "revert, undo, roll back, rollback, reset, restore, downgrade",
+    "merge": "merge, rebase, cherry-pick",
+    "commit": "commit",
+    "amend": "amend, squash, fixup",
+    "push": "push, force-push, upload, sync",
+    "fetch": "pull, fetch, download, clone, check out, checkout, switch to",
+    "run": "run, execute, apply, deploy, roll out, roll, migrate, launch, trigger, rerun, restart",
+    "stop": "stop, kill, cancel, abort, shut down",
+    "toggle": "disable, enable, turn off, turn on, comment out, mute, silence",
+    "bump": "bump, increment",
+    "upgrade": "upgrade, bring up to date",
+    "install": "install, reinstall, vendor",
+    "release": "release, ship, publish, tag",
+    "open": "open, submit, raise",
+    "close": "close, approve, reject, label, assign",
+    "verify": "verify, validate, confirm, test, check that, make sure",
+    "plan": "plan, estimate, propose, suggest, brainstorm, outline, discuss, think about, consider",
+    "copy": "copy, duplicate, backup, back up, dump, export, archive",
+    "call": "call",
+}
+VERB_CLASSES: dict[str, tuple[str, ...]] = {
+    cls: tuple(v.strip() for v in verbs.split(",")) for cls, verbs in _LEXICON.items()
+}
+
+# Pairs of different classes that can still be one request (an implied action): committing includes
+# writing its message, editing can be done by adding, a bump is a kind of upgrade, reviewing reads.
+COMPATIBLE: frozenset[frozenset[str]] = frozenset(
+    frozenset(pair)
+    for pair in (
+        ("create", "modify"),
+        ("create", "commit"),
+        ("create", "amend"),
+        ("create", "fix"),
+        ("modify", "fix"),
+        ("modify", "upgrade"),
+        ("modify", "bump"),
+        ("bump", "upgrade"),
+        ("inspect", "review"),
+        ("fix", "review"),
+        ("run", "release"),
+        ("release", "call"),
+        ("verify", "call"),
+        ("verify", "review"),
+    )
+)
+
+_IRREGULAR = {
+    "write": ("wrote", "written", "writing"),
+    "make": ("made", "making"),
+    "run": ("ran", "running"),
+    "give": ("gave", "given", "giving"),
+    "find": ("found",),
+    "tell": ("told",),
+    "build": ("built",),
+    "put": ("putting",),
+    "set up": ("setting up",),
+    "get rid of": ("got rid of", "getting rid of"),
+    "rm": (),
+    "cat": (),
+    "leave": ("left", "leaving"),
+}
+
+
+def _forms(base: str) -> set[str]:
+    """Inflected forms of a (possibly multi-word) verb: the head word gets -s, -ed, -ing."""
+    head, _, rest = base.partition(" ")
+    tail = f" {rest}" if rest else ""
+    out = {base, *_IRREGULAR.get(base, ())}
+    if base in _IRREGULAR and not _IRREGULAR[base]:
+        return out
+    if head.endswith("e") and not head.endswith("ee"):
+        stems = [head[:-1] + "ing", head + "s", head + "d"]
+    elif head.endswith("y") and head[-2:-1] not in "aeiou":
+        stems = [head + "ing", head[:-1] + "ies", head[:-1] + "ied"]
+    elif head.endswith(("s", "sh", "ch", "x", "z")):
+        stems = [head + "ing", head + "es", head + "ed"]
+    elif re.fullmatch(r"[^aeiou]*[aeiou][bdgmnpt]", head) and head not in ("open", "audit"):
+        stems = [head + head[-1] + "ing", head + "s", head + head[-1] + "ed"]
+    else:
+        stems = [head + "ing", head + "s", head + "ed"]
+    out.update(s + tail for s in stems)
+    return out
+
+
+@cache
+def _verb_index() -> tuple[dict[str, str], re.Pattern[str]]:
+    index: dict[str, str] = {}
+    for cls, verbs in VERB_CLASSES.items():
+        for verb in verbs:
+            for form in _forms(verb):
+                index.setdefault(form, cls)
+    alternatives = sorted(index, key=len, reverse=True)
+    pattern = re.compile(r"\b(" + "|".join(re.escape(a) for a in alternatives) + r")\b")
+    return index, pattern
+
+
+def verb_class(word: str) -> str | None:
+    return _verb_index()[0].get(word.lower())
+
+
+def compatible(a: str | None, b: str | None) -> bool:
+    """True unless both actions are known and differ in a way no request combines."""
+    if a is None or b is None or UNKNOWN in (a, b):
+        return True
+    return a == b or frozenset((a, b)) in COMPATIBLE
+
+
+# -- conditions -----------------------------------------------------------------------------------
+
+_WHEN = re.compile(r"^\s*(when(ever)?|if|while|before|after)\b[\s,:]*", re.IGNORECASE)
+_ASKED = re.compile(
+    r"^(the user|i|we|someone|anyone)\s+(asks?|tells?|wants?|requests?)\s+(you\s+)?(to\s+)?",
+    re.IGNORECASE,
+)
+
+
+UNKNOWN = "?"  # an action condition whose verb is not in the lexicon
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A condition as the judge sees it: its action class (UNKNOWN for an action verb the lexicon does
+    not know, None for an event such as "a test fails") and an imperative rewording ("writing a commit
+    message" -> "write a commit message")."""
+
+    action: str | None
+    request: str
+
+    @property
+    def event(self) -> bool:
+        return self.action is None
+
+    @property
+    def objects(self) -> frozenset[str]:
+        return object_stems(self.request)
+
+
+@cache
+def condition(text: str) -> Condition:
+    body = _WHEN.sub("", text, count=1).strip()
+    body = _ASKED.sub("", body, count=1).strip()
+    words = body.split()
+    if not words:
+        return Condition(None, text)
+    index, pattern = _verb_index()
+    found = pattern.match(body.lower())
+    if found is None:
+        return Condition(UNKNOWN if words[0].lower().endswith("ing") else None, body)
+    form = found.group(1)
+    cls = index[form]
+    base = _base_form(form)
+    return Condition(cls, base + body[len(form) :])
+
+
+@cache
+def _base_form(form: str) -> str:
+    for verbs in VERB_CLASSES.values():
+        for verb in verbs:
+            if form in _forms(verb):
+                return verb
+    return form
+
+
+# -- prompts --------------------------------------------------------------------------------------
+
+_QUOTED = re.compile(
+    r"```.*?(```|$)"  # fenced code (to the end if unclosed)
+    r"|`[^`\n]*`"  # inline code
+    r"|\"[^\"\n]{2,}\""  # "double quotes"
+    r"|“[^”\n]{2,}”|„[^“”\n]{2,}[“”]|«[^»\n]{2,}»|‘[^’\n]{2,}’"
+    r"|(?<![\w'])'[^'\n]{2,}?'(?![\w'])"  # 'single quotes' (not apostrophes)
+    r"|^[ \t]*>[^\n]*$",  # quoted e-mail / chat lines
+    re.DOTALL | re.MULTILINE,
+)
+
+_META = re.compile(r"\b(habits?|habitus|gewohnheit(en)?|h[áa]bitos?|habitudes?)\b", re.IGNORECASE)
+
+
+def unquote(text: str) -> tuple[str, int]:
+    """The prompt without quoted or pasted material (each span becomes "…"), and how many spans."""
+    out, count = _QUOTED.subn(" … ", text)
+    return out, count
+
+
+def is_meta(text: str) -> bool:
+    """The prompt talks about habits themselves (list, approve, disable, why one was injected)."""
+    return _META.search(text) is not None
+
+
+_SPLIT = re.compile(
+    r"(?:[.!?;]+(?=\s|$)|\n+|:\s+(?=\w)|,\s*(?=(?:so|but|and then|then|also|and after that|after that|"
+    r"afterwards|plus|if|when|unless)\b))",
+    re.IGNORECASE,
+)
+_CONJ = re.compile(
+    r"^\s*(?:and\s+then|and\s+after\s+that|after\s+that|afterwards|and\s+also|also|and|but|then|so|plus|"
+    r"or|aber|und|dann|y|pero|luego)\b[\s,]*",
+    re.IGNORECASE,
+)
+_POLITE = re.compile(
+    r"^\s*(?:(?:please|pls|plz|kindly|just|now|quickly|first|finally|ok|okay|alright|right|"
+    r"can you|could you|would you|will you|would you mind|can u|could u|i want you to|i need you to|"
+    r"i'd like you to|i would like you to|you should|you can|go ahead and|let's|lets|let us|"
+    r"do|bitte|por favor|quick q)\b[\s,:]*)+",
+    re.IGNORECASE,
+)
+
+_NEGATED = re.compile(
+    r"^\s*(?:(?:please\s+)?(?:don'?t|do\s+not|dont|never|no|not|nothing|stop|skip|forget|ignore|avoid|"
+    r"without|hold\s+off|nicht|kein\w*|nunca|sin)\b"
+    r"|(?:we|i|you)(?:'re|\s+are|'m|\s+am)?\s+(?:not|never)\b"
+    r"|(?:we|i|you)\s+(?:don'?t|do\s+not|won'?t|will\s+not|shouldn'?t|should\s+not)\b"
+    r"|(?:there'?s|there\s+is)\s+no\b)"
+    r"|\bleave\b.{0,60}\balone\b|\bkeep\b.{0,20}\b(?:hands|fingers)\s+off\b"
+    r"|\bno\s+need\b|\bnot\s+(?:now|yet|needed|necessary|required)\b",
+    re.IGNORECASE,
+)
+_HYPOTHETICAL = re.compile(
+    r"\b(?:if|what\s+if|suppose|supposing|imagine|hypothetical(?:ly)?|would|might|someday|some\s+day|"
+    r"one\s+day|at\s+some\s+point|eventually|in\s+the\s+future|ever|in\s+case|"
+    r"(?:we|i|you|they)(?:'ll|\s+will|\s+shall|'d)|(?:going|gonna|planning|plan)\s+to|"
+    r"wenn|falls|irgendwann|si|alg[úu]n\s+d[íi]a|alguna\s+vez|quiz[áa]s?)\b"
+    r"|^\s*(?:when|once|whenever)\b",
+    re.IGNORECASE,
+)
+_PAST = re.compile(
+    r"\b(?:did|was|were|had|last\s+(?:time|week|month|year|night|release)|yesterday|ago|"
+    r"used\s+to|back\s+then)\b",
+    re.IGNORECASE,
+)
+_WH = re.compile(
+    r"^\s*(?:what|which|how|why|where|who|whose|whom|was|welche\w*|wie|warum|qu[ée]|cu[áa]l\w*|"
+    r"c[óo]mo|por\s+qu[ée])\b",
+    re.IGNORECASE,
+)
+_INFO = re.compile(
+    r"^\s*(?:explain|describe|tell\s+me)\s+(?:what|why|how|the\s+difference|whether)\b", re.IGNORECASE
+)
+
+
+# A clause that starts with a subject (not a verb) states something; it requests an action only with
+# a modal of need ("should", "needs to", "I want").
+_SUBJECT = re.compile(
+    r"^\s*(?:the|a|an|our|my|your|his|her|their|its|this|that|these|those|it|it's|i|i'm|we|we're|you|"
+    r"they|he|she|there|here|someone|somebody|everyone|nobody|all|some|each|every|one|"
+    r"\S*[._/\\#0-9]\S*)\b",
+    re.IGNORECASE,
+)
+_WANTS = re.compile(
+    r"\b(?:should|shall|must|needs?|has\s+to|have\s+to|want|wants|wanna|would\s+like|'d\s+like|"
+    r"make\s+sure|ought\s+to|can\s+you|could\s+you)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One clause of the prompt. `mood`: request (may trigger), or negated, hypothetical, question,
+    past (never triggers an action condition). `action` is the class of its leading verb, if known."""
+
+    text: str
+    mood: str
+    action: str | None
+
+    @property
+    def objects(self) -> frozenset[str]:
+        return object_stems(self.text)
+
+
+def clauses(text: str) -> list[Clause]:
+    """Split the (unquoted) prompt into clauses and classify each."""
+    out = []
+    for piece in _SPLIT.split(text):
+        piece = piece.strip(" \t,-–—")
+        if not re.search(r"\w", piece):
+            continue
+        for part in _split_and(piece):
+            out.append(_classify(part))
+    return out
+
+
+def _split_and(piece: str) -> list[str]:
+    """Split "X and <verb> Y" into two clauses; a plain "A and B" list stays one clause."""
+    pattern = _verb_index()[1]
+    parts, start = [], 0
+    for match in re.finditer(r"\s+(?:and|&|\+)\s+", piece):
+        rest = _POLITE.sub("", _CONJ.sub("", piece[match.end() :].lower(), count=1))
+        found = pattern.match(rest)
+        if found and not re.match(r"\w", rest[found.end() : found.end() + 1] or " "):
+            parts.append(piece[start : match.start()])
+            start = match.end()
+    parts.append(piece[start:])
+    return [p for p in (x.strip() for x in parts) if p]
+
+
+def _classify(raw: str) -> Clause:
+    text = _CONJ.sub("", raw, count=1)
+    lead = _POLITE.sub("", text, count=1)
+    if _NEGATED.search(lead) or _NEGATED.search(text):
+        mood = "negated"
+    elif _HYPOTHETICAL.search(lead):
+        mood = "hypothetical"
+    elif (_WH.match(lead) or _INFO.match(lead)) and _PAST.search(lead):
+        mood = "past"
+    elif _WH.match(lead) or _INFO.match(lead):
+        mood = "question"
+    elif re.match(r"^\s*(?:did|was|were|had)\b", lead, re.IGNORECASE):
+        mood = "past"
+    elif _SUBJECT.match(lead) and not _WANTS.search(lead):
+        mood = "statement"
+    else:
+        mood = "request"
+    _, pattern = _verb_index()
+    found = pattern.match(lead.lower())
+    action = _verb_index()[0][found.group(1)] if found else None
+    return Clause(lead.strip() or text.strip(), mood, action)
+
+
+# -- follow-ups -----------------------------------------------------------------------------------
+
+_CONFIRM = re.compile(
+    r"^\s*(?:(?:yes|yeah|yep|yup|sure|ok|okay|k|fine|great|good|perfect|cool|alright|right|correct|"
+    r"absolutely|definitely|please|pls|go|go\s+ahead|go\s+for\s+it|do\s+it|do\s+that|do\s+so|"
+    r"please\s+do|sounds\s+good|lgtm|ship\s+it|proceed|continue|carry\s+on|ja|sí|si|vale|klar|"
+    r"makes\s+sense|that\s+works|let'?s\s+do\s+(?:it|that)|do\s+(?:it|them|that|those|this)|"
+    r"thanks?|thank\s+you)\b[\s,.!]*)+$",
+    re.IGNORECASE,
+)
+_REJECT = re.compile(
+    r"^\s*(?:no|nope|nah|not\s+yet|not\s+now|don'?t|do\s+not|never\s*mind|stop|wait|hold\s+on|"
+    r"leave\s+it|skip\s+it|nein|no,)\b",
+    re.IGNORECASE,
+)
+_SAME = re.compile(
+    r"^\s*(?:(?:ok|okay|great|good|now|and)[\s,]+)*(?:(?:do\s+)?the\s+same|same)\s+(?:for|with|on)\s+(.+)$",
+    re.IGNORECASE,
+)
+_PRONOUN_REQUEST = re.compile(
+    r"^\s*(?:(?:ok|okay|yes|yeah|sure|fine|great|good|alright)[\s,.!]+)*(?:please\s+)?"
+    r"(?P<verb>[a-z][a-z-]+(?:\s+(?:up|out|in|through))?)\s+(?:it|them|that|those|this|these)\b[\s.!]*$",
+    re.IGNORECASE,
+)
+_OFFER = re.compile(
+    r"(?:(?:do\s+you\s+)?want\s+me\s+to|shall\s+i|should\s+i|may\s+i|ok(?:ay)?\s+to|can\s+i|"
+    r"i\s+could(?:\s+also)?|i\s+can(?:\s+also)?|would\s+you\s+like\s+me\s+to|let\s+me)\s+(?P<act>[^?.!\n]+)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Followup:
+    """What a short follow-up prompt refers to. `kind`: confirm, reject, continue, or none; `request`
+    the borrowed request and `action` its verb class."""
+
+    kind: str
+    request: str = ""
+    action: str | None = None
+
+    def clause(self) -> Clause:
+        return Clause(self.request, "request", self.action)
+
+
+def followup(prompt: str, context: list[str]) -> Followup:
+    """Resolve "yes, do that" / "handle them" / "same for X" against the prior messages.
+
+    Only a prompt that confirms or continues, with no content of its own beyond a pronoun, borrows
+    its request from the context; a rejection or deferral never does, and a prompt with its own
+    object is judged on its own.
+    """
+    if not context:
+        return Followup("none")
+    text = prompt.strip()
+    if _REJECT.match(text):
+        return Followup("reject")
+    last = unquote(context[-1])[0]
+    offer = _offered(last)
+    action = first_action(offer or last)
+    if _CONFIRM.match(text):
+        # the offered action first, the whole message after it for what "this"/"them" refers to
+        return Followup("confirm", f"{offer} ({last})" if offer else last, action)
+    same = _SAME.match(text)
+    if same:
+        return Followup("continue", f"{last} {same.group(1)}", action)
+    pron = _PRONOUN_REQUEST.match(text)
+    if pron:
+        verb = verb_class(pron.group("verb"))
+        if verb is not None:
+            return Followup("continue", f"{pron.group('verb')} {last}", verb)
+    return Followup("none")
+
+
+def needs_context(prompt: str) -> bool:
+    """Whether the prompt could be a follow-up that only the prior messages explain (cheap check, so
+    that hooks read a transcript only when it can matter)."""
+    text = prompt.strip()
+    return len(text) <= 80 and bool(_CONFIRM.match(text) or _SAME.match(text) or _PRONOUN_REQUEST.match(text))
+
+
+def first_action(text: str) -> str | None:
+    """The class of the first known verb in text (an offer or a report of what was done)."""
+    found = _verb_index()[1].search(text.lower())
+    return _verb_index()[0][found.group(1)] if found else None
+
+
+def _offered(message: str) -> str | None:
+    """The action an assistant message offers ("Want me to commit this?" -> "commit this")."""
+    offers = list(_OFFER.finditer(message))
+    return offers[-1].group("act").strip() if offers else None
+
+
+# -- objects --------------------------------------------------------------------------------------
+
+# Words that say nothing about what a condition is about.
+_STOP = frozenset(
+    """a an the this that these those it its of to for from in on at by with without into onto about as
+    such or and but not no any some all every each other another new existing old current same own
+    user users me my our your you we i they them their his her he she one ones something anything
+    code shown given used using when whenever if while before after asks ask tell wants want please
+    just also then now there here is are be been being was were do does did done can could would should
+    will shall may might must has have had get gets got against than""".split()  # noqa: SIM905
+)
+# Abbreviations and spellings folded to one word, so "PR" meets "pull request".
+_ALIASES = {
+    "pr": "pull request",
+    "prs": "pull requests",
+    "mr": "merge request",
+    "db": "database",
+    "dbs": "databases",
+    "prod": "production",
+    "deps": "dependencies",
+    "dep": "dependency",
+    "dir": "directory",
+    "dirs": "directories",
+    "folder": "directory",
+    "folders": "directories",
+    "msg": "message",
+    "repo": "repository",
+    "env": "environment",
+    "config": "configuration",
+    "colors": "colours",
+    "color": "colour",
+    "docs": "documentation",
+    "doc": "documentation",
+    "func": "function",
+    "fn": "function",
+    "lib": "library",
+    "libs": "libraries",
+    "pkg": "package",
+    "ci": "ci",
+    "dockerfile": "dockerfile",
+    "sh": "shell",
+    "bash": "shell",
+    "zsh": "shell",
+}
+_PATHLIKE = re.compile(r"^[\w.~-]*(?:/[\w.~-]*)+/?$|^[\w-]+\.[a-z][a-z0-9]{0,5}$", re.IGNORECASE)
+
+
+def stem(word: str) -> str:
+    """A crude English stem: enough to meet "tests"/"test", "dependencies"/"dependency"."""
+    w = word.lower().strip("'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    for suffix, repl in (("ies", "y"), ("sses", "ss"), ("shes", "sh"), ("ches", "ch"), ("xes", "x")):
+        if w.endswith(suffix) and len(w) > len(suffix) + 2:
+            return w[: -len(suffix)] + repl
+    if w.endswith("ing") and len(w) > 5:
+        w = w[:-3]
+    elif w.endswith("ed") and len(w) > 4:
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")) and len(w) > 3:
+        w = w[:-1]
+    return w.rstrip("e") if len(w) > 4 else w
+
+
+# Nouns too general to show that two texts are about the same object ("fix the file" vs "edit the CI
+# workflow file"); they count only for a condition whose object is nothing more specific.
+GENERIC = frozenset(
+    stem(w)
+    for w in [
+        "file",
+        "files",
+        "directory",
+        "directories",
+        "folder",
+        "code",
+        "thing",
+        "stuff",
+        "part",
+        "line",
+        "change",
+    ]
+)
+
+
+def specific(objects: frozenset[str]) -> frozenset[str]:
+    return objects - GENERIC
+
+
+def object_stems(text: str) -> frozenset[str]:
+    """Content-word stems of text without its leading verb: stopwords left out; a path or file name
+    counts as "file" (and a path ending in / as "directory")."""
+    found = _verb_index()[1].match(text.lower().lstrip())
+    if found:
+        text = text.lstrip()[found.end() :]
+    out: set[str] = set()
+    for raw in re.findall(r"[\w./~-]+", text):
+        token = raw.strip(".-").lower()
+        if not token:
+            continue
+        if _PATHLIKE.match(token) and ("." in token or "/" in token):
+            out.add("directory" if token.endswith("/") else "file")
+            continue
+        for word in (w for part in re.split(r"[_/.-]+", token) for w in _ALIASES.get(part, part).split()):
+            if word in _STOP or len(word) < 2 or word.isdigit():
+                continue
+            out.add(stem(word))
+    return frozenset(out)

@@ -1,0 +1,132 @@
+"""`habitus eval select`: figures on the labelled set, input checks, and the calibration of the judge."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, run
+from habitus.select import evaluate, judge
+from model_doubles import configure
+from select_helpers import FIXTURES
+
+CASES = FIXTURES / "cases.jsonl"
+
+
+def write_cases(path: Path, cases: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(c) + "\n" for c in cases))
+    (path.parent / "habits.jsonl").write_text((FIXTURES / "habits.jsonl").read_text())
+    return path
+
+
+SMALL = [
+    {
+        "id": "a",
+        "prompt": "write a Dockerfile for the api",
+        "context": [],
+        "expected": ["h29"],
+        "category": "applies",
+    },
+    {"id": "b", "prompt": "don't write a Dockerfile", "context": [], "expected": [], "category": "negation"},
+    {"id": "c", "prompt": "tell me a joke", "context": [], "expected": ["h01"], "category": "unrelated"},
+]
+
+
+def test_eval_on_a_small_set(tmp_path: Path) -> None:
+    path = write_cases(tmp_path / "cases.jsonl", SMALL)
+    out = run(["eval", "select", "--cases", str(path)])
+    assert out.exit == 0, out.stderr
+    result = out.result
+    assert result["judge"] == "local" and result["cases"] == 3 and result["habits"] == 32
+    assert (result["tp"], result["fp"], result["fn"]) == (1, 0, 1)
+    assert result["precision"] == 1.0 and result["recall"] == 0.5
+    assert result["categories"]["negation"] == {
+        "cases": 1, "exact": 1, "tp": 0, "fp": 0, "fn": 0, "precision": None, "recall": None,
+    }  # fmt: skip
+    assert result["misses"] == [{"id": "c", "category": "unrelated", "expected": ["h01"], "selected": []}]
+
+
+def test_eval_parts_split_the_labelled_set() -> None:
+    habits = evaluate.load_catalog(FIXTURES / "habits.jsonl")
+    cases = evaluate.load_cases(CASES, {h.id for h in habits})
+    fit, holdout = evaluate.split(cases, "fit"), evaluate.split(cases, "holdout")
+    assert len(fit) + len(holdout) == len(cases) == 289
+    assert not {c.id for c in fit} & {c.id for c in holdout}
+    for category in {c.category for c in cases}:
+        a = sum(c.category == category for c in fit)
+        b = sum(c.category == category for c in holdout)
+        assert abs(a - b) <= 1, category
+
+
+def test_eval_holdout_figures_are_consistent() -> None:
+    out = run(["eval", "select", "--cases", str(CASES), "--part", "holdout"])
+    assert out.exit == 0, out.stderr
+    result = out.result
+    assert result["cases"] == 143
+    assert result["tp"] == sum(c["tp"] for c in result["categories"].values())
+    assert result["fp"] == sum(c["fp"] for c in result["categories"].values())
+    assert result["precision"] == round(result["tp"] / (result["tp"] + result["fp"]), 3)
+
+
+@pytest.mark.parametrize(
+    ("content", "code", "exit"),
+    [
+        ('{"id": "a", "prompt": "x"\n', "bad_request", 2),
+        ('{"id": "a", "prompt": 3, "context": [], "expected": []}\n', "bad_request", 2),
+        ('{"id": "a", "prompt": "x", "context": [], "expected": ["h99"]}\n', "bad_request", 2),
+        ("[1]\n", "bad_request", 2),
+    ],
+)
+def test_bad_case_files_are_refused(tmp_path: Path, content: str, code: str, exit: int) -> None:
+    path = write_cases(tmp_path / "cases.jsonl", [])
+    path.write_text(content)
+    out = run(["eval", "select", "--cases", str(path)])
+    assert out.exit == exit and out.error["code"] == code
+    assert "cases.jsonl:1" in out.error["message"]
+
+
+def test_a_missing_file_and_a_bad_judge(tmp_path: Path) -> None:
+    out = run(["eval", "select", "--cases", str(tmp_path / "nope.jsonl")])
+    assert out.exit == 1 and out.error["code"] == "not_found"
+    out = run(["eval", "select", "--cases", str(CASES), "--judge", "gpt"])
+    assert out.exit == 2 and out.error["code"] == "usage"
+
+
+REJECTING_MODEL = """
+import json, sys
+request = json.loads(sys.stdin.read())
+candidates = json.loads(request["user"])["candidates"]
+print(json.dumps({"schema_version": 1, "judgments": [
+    {"id": c["id"], "applicable": False, "confidence_bp": 9000, "reason": "not_currently_relevant"}
+    for c in candidates]}))
+"""
+
+
+def test_eval_with_a_model_judge(tmp_path: Path, state_root: Path) -> None:
+    program = tmp_path / "rejecting.py"
+    program.write_text(REJECTING_MODEL)
+    configure(state_root, "judge", kind="command", command=[sys.executable, str(program)])
+    path = write_cases(tmp_path / "cases.jsonl", SMALL[:2])
+    out = run(["eval", "select", "--cases", str(path), "--judge", "model:judge"])
+    assert out.exit == 0, out.stderr
+    assert out.result["judge"] == "model:judge"
+    assert (out.result["tp"], out.result["fp"], out.result["fn"]) == (0, 0, 1)
+
+
+def test_the_thresholds_are_the_calibrated_ones() -> None:
+    """scripts/calibrate_select.py, recomputed: the constants in judge.py must be what it chooses."""
+    spec = importlib.util.spec_from_file_location(
+        "calibrate_select", REPO / "scripts" / "calibrate_select.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    from test_select_rules import setup
+
+    embedder, habits, _ = setup()
+    cases = evaluate.load_cases(CASES, {h.id for h in habits})
+    assert module.calibrate(embedder, habits, cases) == (judge.HIGH_BP, judge.LOW_BP)
