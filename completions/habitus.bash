@@ -63,7 +63,8 @@ _habitus() {
     done
     case "$node|$prev" in
         "advise|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
-        "analyze|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
+        "analyze|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "analyze|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "backup|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
         "capture|--format") COMPREPLY=($(compgen -W "auto claude-code pi codex" -- "$cur")); return ;;
         "capture|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
@@ -213,7 +214,7 @@ _habitus() {
     case "$node" in
         "") COMPREPLY=($(compgen -W "advise analyze backup capture config dedupe demo eval habit memory model restore schedule select status --help --version -V" -- "$cur")) ;;
         "advise") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
-        "analyze") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
+        "analyze") COMPREPLY=($(compgen -W "--dry-run --help --pretty --root --wait" -- "$cur")) ;;
         "backup") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
         "capture") COMPREPLY=($(compgen -W "--format --harness --help --nl --pretty --root --transcript --wait" -- "$cur")) ;;
         "config") COMPREPLY=($(compgen -W "describe get set show unset --help" -- "$cur")) ;;
