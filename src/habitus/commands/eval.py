@@ -10,7 +10,9 @@ import importlib
 import click
 
 # name -> (module, one-line help); the help is repeated so `habitus eval --help` imports nothing.
-SUBCOMMANDS: dict[str, tuple[str, str]] = {}
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "analyze": ("habitus.commands.eval_analyze", "Measure the local analyzer on labelled conversations."),
+}
 
 
 class LazyEvalGroup(click.Group):
