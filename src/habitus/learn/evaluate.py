@@ -40,7 +40,11 @@ def _match(proposed: list[str], labels: list[dict[str, Any]]) -> list[int | None
     out: list[int | None] = []
     for text in proposed:
         found = next(
-            (i for i, label in enumerate(labels) if i not in used and keywords_match(label["keywords"], text)),
+            (
+                i
+                for i, label in enumerate(labels)
+                if i not in used and keywords_match(label["keywords"], text)
+            ),
             None,
         )
         if found is not None:
@@ -60,20 +64,28 @@ def load_labels(path: Path) -> dict[str, Any]:
         raise HabitusError("not_found", f"{path}: no such labels file") from None
     except ValueError:
         raise HabitusError("bad_json", f"{path}: not valid JSON") from None
-    if not isinstance(data, dict) or data.get("format") != 1 or not isinstance(data.get("conversations"), list):
+    if (
+        not isinstance(data, dict)
+        or data.get("format") != 1
+        or not isinstance(data.get("conversations"), list)
+    ):
         raise bad_request("labels", 'expected {"format": 1, "conversations": [...]}')
     for index, conversation in enumerate(data["conversations"]):
         if not isinstance(conversation, dict) or not isinstance(conversation.get("file"), str):
             raise bad_request(f"labels.conversations[{index}].file", "expected a file name")
         name = conversation["file"]
         if "/" in name or name.startswith("."):
-            raise bad_request(f"labels.conversations[{index}].file", "expected a file name beside labels.json")
+            raise bad_request(
+                f"labels.conversations[{index}].file", "expected a file name beside labels.json"
+            )
         for key in ("habits", "facts"):
             items = conversation.get(key, [])
             if not isinstance(items, list) or not all(
                 isinstance(i, dict) and isinstance(i.get("keywords"), list) for i in items
             ):
-                raise bad_request(f"labels.conversations[{index}].{key}", "expected a list of objects with keywords")
+                raise bad_request(
+                    f"labels.conversations[{index}].{key}", "expected a list of objects with keywords"
+                )
     return data
 
 
@@ -121,7 +133,9 @@ def conversation(path: Path, label: dict[str, Any], *, wait: float) -> dict[str,
         with Ledger.open(root, wait=wait) as ledger:
             stats = evidence_stats(ledger.conn)
             found = [
-                h for h in habits(ledger.conn, ("candidate", "suppressed_by_law")) if h["origin"] == "analyzed"
+                h
+                for h in habits(ledger.conn, ("candidate", "suppressed_by_law"))
+                if h["origin"] == "analyzed"
             ]
             found.sort(key=lambda h: (-h["confidence_bp"], h["created_at"], h["id"]))
             proposals = [

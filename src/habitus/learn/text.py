@@ -53,7 +53,7 @@ STOPWORDS = _set(
     when where why how all any both each every few more most other some such own same than s t
     don't dont didn't isn't aren't wasn't won't can't cannot let's ok okay please pls thanks
     thank yes yeah hmm well now first one ones thing things lot bit little way time times
-    already always never sure like"""
+    already always never sure like before after while until because since without within"""
 )
 
 # Verbs that start an imperative sentence in coding conversations. Not complete: a sentence after an
@@ -113,6 +113,7 @@ _BLAME = re.compile(
     r"\byou (only|just|forgot|missed|broke|didn'?t|did not|never|keep|kept|still|ignored|skipped|again)\b",
     re.IGNORECASE,
 )
+_QUESTION = re.compile(r"\?[!?]*\s*$")
 _ALWAYS = re.compile(r"\b(always|never)\b", re.IGNORECASE)
 _QUOTATION = re.compile(r"^\s*(['\"`“‘]).*(['\"`”’])\s*[.!]?\s*$", re.S)
 _MODAL = re.compile(r"\b(must|should|needs? to|has to|have to|ought to)\b", re.IGNORECASE)
@@ -131,7 +132,8 @@ _LEAD = re.compile(
     r"|wtf|w\.t\.f|omg|omfg|ffs|ugh+|seriously|(?:no+|nope|nah|wrong|incorrect)(?=\s*[,.:;!?-]|\s*$)"
     r"|once again|again(?: with)?"
     r"|(?:i|we) (?:already )?(?:said|told you|keep telling you|asked you|mentioned)"
-    r"(?: (?:already|before|twice|thrice|again|today|yesterday|so|many|times|\d+|one|two|three|several))*"
+    r"(?: (?:already|before|twice|thrice|again|today|yesterday|so|many|times|\d+|one|two|three|several"
+    r"|that|this|it))*"
     r"|(?:as|like) i said|how many times(?: do i have to say (?:it|this))?)(?=[\s,.:;!?-]|$)[\s,.:;!?-]*",
     re.IGNORECASE,
 )
@@ -220,7 +222,11 @@ def sentences(text: str) -> list[str]:
             continue
         # A fragment too short to stand alone ("and no trailing period", "PR please", "fix both")
         # continues the sentence before it.
-        if out and len(content_words(_strip_lead(part)[0])) <= 2 and not _FACT_START.match(part):
+        stripped = _strip_lead(part)[0]
+        if not stripped and out:
+            continue  # only a marker ("I said that before", "again!"): already counted as friction
+        short = len(content_words(stripped)) <= 2 and not _FACT_START.match(part)
+        if out and short and not _QUESTION.search(out[-1]):  # a question stays a question
             out[-1] = f"{out[-1].rstrip()} {part}"
         else:
             out.append(part)
@@ -389,7 +395,7 @@ def read_message(user: str, *, outcome: str = "complete", assistant: str = "") -
         if _STOP.match(stripped):
             markers.add("stop")
         reading.markers |= markers
-        question = sentence.rstrip().endswith("?") or sentence.rstrip().endswith("?!")
+        question = bool(_QUESTION.search(sentence))
         candidates.append((stripped, markers, question))
     friction_markers = {
         "no",
@@ -605,7 +611,7 @@ def _topic(texts: list[str]) -> str:
     counts: dict[str, int] = {}
     for text in texts:
         for word in set(content_words(text)):
-            if not _verb(word):
+            if not _verb(word) and not word.isdigit():
                 counts[word] = counts.get(word, 0) + 1
     ranked = sorted(counts, key=lambda w: (-counts[w], w))[:2]
     return " and ".join(ranked)
