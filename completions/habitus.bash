@@ -29,6 +29,7 @@ _habitus() {
             "dedupe|list") node="dedupe list" ;;
             "dedupe|resolve") node="dedupe resolve" ;;
             "dedupe|scan") node="dedupe scan" ;;
+            "eval|analyze") node="eval analyze" ;;
             "habit|approve") node="habit approve" ;;
             "habit|archive") node="habit archive" ;;
             "habit|declare") node="habit declare" ;;
@@ -88,6 +89,8 @@ _habitus() {
         "dedupe resolve|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "dedupe scan|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "dedupe scan|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval analyze|--conversation") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval analyze|--labels") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit approve|--checksum") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit approve|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit approve|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -228,7 +231,8 @@ _habitus() {
         "dedupe resolve") COMPREPLY=($(compgen -W "--action --checksum --help --keep --pretty --root --wait" -- "$cur")) ;;
         "dedupe scan") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "demo") COMPREPLY=($(compgen -W "--help --keep" -- "$cur")) ;;
-        "eval") COMPREPLY=($(compgen -W "--help" -- "$cur")) ;;
+        "eval") COMPREPLY=($(compgen -W "analyze --help" -- "$cur")) ;;
+        "eval analyze") COMPREPLY=($(compgen -W "--conversation --help --labels --pretty" -- "$cur")) ;;
         "habit") COMPREPLY=($(compgen -W "approve archive declare disable enable list recheck reject show --help" -- "$cur")) ;;
         "habit approve") COMPREPLY=($(compgen -W "--checksum --help --pretty --root --wait" -- "$cur")) ;;
         "habit archive") COMPREPLY=($(compgen -W "--checksum --help --pretty --root --wait" -- "$cur")) ;;

@@ -49,6 +49,8 @@ function __habitus_node
                 set node 'dedupe resolve'
             case 'dedupe|scan'
                 set node 'dedupe scan'
+            case 'eval|analyze'
+                set node 'eval analyze'
             case 'habit|approve'
                 set node 'habit approve'
             case 'habit|archive'
@@ -194,7 +196,12 @@ complete -c habitus -n "test (__habitus_node) = 'dedupe scan'" -l root -r
 complete -c habitus -n "test (__habitus_node) = 'dedupe scan'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'demo'" -l help
 complete -c habitus -n "test (__habitus_node) = 'demo'" -l keep
+complete -c habitus -n "test (__habitus_node) = 'eval'" -a analyze -d 'Measure the local analyzer on labelled conversations.'
 complete -c habitus -n "test (__habitus_node) = 'eval'" -l help
+complete -c habitus -n "test (__habitus_node) = 'eval analyze'" -l conversation -r
+complete -c habitus -n "test (__habitus_node) = 'eval analyze'" -l help
+complete -c habitus -n "test (__habitus_node) = 'eval analyze'" -l labels -r
+complete -c habitus -n "test (__habitus_node) = 'eval analyze'" -l pretty
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a approve -d 'Activate a candidate, exactly as you reviewed it.'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a archive -d 'Archive a habit: hidden, kept with its audit trail.'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a declare -d 'Create a habit from exact wording and activate it when nothing blocks it.'

@@ -15,7 +15,7 @@ MAN = {
     "stdout": 'One object: {"v":1,"analyzer":"local"|"model:NAME","dry_run","queue":{"generations":'
     '[{"generation","after_seq","through_seq"}],"records"},"batches":[{"generation","seq_start","seq_end",'
     '"records","bytes","proposals","outcome"}],"records","proposals":[{"id","outcome","status","stage",'
-    '"condition","behavior","polarity","confidence_bp","friction","evidence","evidence_added"}],'
+    '"condition","behavior","polarity","confidence_bp","friction","evidence","evidence_added","checksum"}],'
     '"memory_suggestions":[{"content","kind","refs","day"}],"rotated"}. outcome is created, evidence_added, '
     "reworded or rejected_before; stage is reviewable (>= 3 cited observations over >= 2 days) or "
     "collecting. With nothing unread it answers at once with empty lists.",

@@ -213,7 +213,10 @@ def _groups(
         current: Group | None = None
         for directive in directives:
             if current is None or directive.marked:
-                current = Group(i, directive.text, [directive], True, directive.seed, extra=list(extra))
+                text = directive.text
+                if current is None and reading.lead:
+                    text = f"{reading.lead} {text}"  # "printing from library code?! return errors ..."
+                current = Group(i, text, [directive], True, directive.seed, extra=list(extra))
                 groups.append(current)
             else:
                 current.directives.append(directive)  # worded with it, not compared

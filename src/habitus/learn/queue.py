@@ -21,6 +21,7 @@ from typing import Any
 from habitus import io
 from habitus.habits import rows
 from habitus.state.db import utc_now
+from habitus.state.root import StateRoot
 
 MAX_ATTEMPTS = 3
 QUARANTINE_KEEP = 200
@@ -184,3 +185,42 @@ def counts(conn: sqlite3.Connection) -> dict[str, int]:
         "failed_batches": sum(1 for f in failures if not f["skipped"]),
         "skipped_batches": sum(1 for f in failures if f["skipped"]),
     }
+
+
+def status(root: StateRoot, *, wait: float) -> dict[str, Any]:
+    """The analyze section of `habitus status`: read-only, never creates or migrates the ledger.
+
+    `unread` lists each generation still on disk with records after its watermark; `last_run`,
+    `quarantined` and the failure counts are null when there is no up-to-date ledger."""
+    from habitus.state import ledger as ledger_store
+    from habitus.state import observations
+
+    store = ledger_store.store(root, wait=wait)
+    version = store.inspect()
+    conn = store.open_read() if version is not None and version == store.current_version else None
+    try:
+        marks = watermarks(conn)
+        unread = []
+        for info in observations.generations(root) if root.observations.is_dir() else []:
+            seq = marks[info.generation].seq if info.generation in marks else 0
+            if info.last_seq > seq:
+                unread.append(
+                    {
+                        "generation": info.generation,
+                        "read_seq": seq,
+                        "last_seq": info.last_seq,
+                        "unread": info.last_seq - seq,
+                    }
+                )
+        found = counts(conn) if conn is not None else {}
+        return {
+            "unread": unread,
+            "unread_total": sum(u["unread"] for u in unread),
+            "last_run": last_run(conn) if conn is not None else None,
+            "quarantined": found.get("quarantined", 0 if version is None else None),
+            "failed_batches": found.get("failed_batches", 0 if version is None else None),
+            "skipped_batches": found.get("skipped_batches", 0 if version is None else None),
+        }
+    finally:
+        if conn is not None:
+            conn.close()

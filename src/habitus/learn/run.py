@@ -304,20 +304,21 @@ def _merge(outcome: Outcome, found: Any, result: dict[str, Any]) -> None:
             "id": result["id"],
             "outcome": result["outcome"],
             "status": result["status"],
-            "stage": result["stage"],
+            "stage": result.get("stage"),
             "condition": proposal.condition,
             "behavior": proposal.behavior,
             "polarity": proposal.polarity,
             "confidence_bp": proposal.confidence_bp,
             "friction": found.friction,
             "evidence": refs,
-            "evidence_added": result["evidence_added"],
+            "evidence_added": result.get("evidence_added", 0),
+            "checksum": result.get("checksum"),
             **({"relations": result["relations"]} if result.get("relations") else {}),
         }
         return
-    entry.update(status=result["status"], stage=result["stage"])
+    entry.update(status=result["status"], stage=result.get("stage"))
     entry["evidence"] += [r for r in refs if r not in entry["evidence"]]
-    entry["evidence_added"] += result["evidence_added"]
+    entry["evidence_added"] += result.get("evidence_added", 0)
 
 
 def _analysis(
@@ -530,9 +531,15 @@ def _memory_ledger(root: StateRoot, wait: float) -> Ledger:
     memory = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
     memory.row_factory = sqlite3.Row
     memory.execute("PRAGMA foreign_keys=ON")
-    version = store.inspect()  # newer, unknown or corrupt ledgers fail closed here
-    if version is not None:
-        _copy(store.path, memory)
+    # Not store.inspect(): a read-only open of a WAL database leaves -wal/-shm files behind. The copy
+    # is checked instead (newer, unknown or corrupt ledgers fail closed in upgrade()).
+    if store.exists():
+        try:
+            _copy(store.path, memory)
+        except sqlite3.Error as exc:
+            from habitus.state.db import translate
+
+            raise translate(exc, store.path) from None
     store.upgrade(memory)
     return Ledger(root, store, memory)
 

@@ -200,6 +200,7 @@ class Reading:
     instructions: list[Directive] = field(default_factory=list)  # friction-free directives
     facts: list[Fact] = field(default_factory=list)
     loose: str = ""  # friction text without a directive: may join a cluster, never seeds one
+    lead: str = ""  # friction text before the first directive: compared along with it
 
 
 # -- helpers ---------------------------------------------------------------------------------------
@@ -394,6 +395,8 @@ def read_message(user: str, *, outcome: str = "complete", assistant: str = "") -
             markers.add("negative")
         if _STOP.match(stripped):
             markers.add("stop")
+        if _FRUSTRATION.search(sentence):
+            markers.add("frustration")
         reading.markers |= markers
         question = bool(_QUESTION.search(sentence))
         candidates.append((stripped, markers, question))
@@ -410,11 +413,16 @@ def read_message(user: str, *, outcome: str = "complete", assistant: str = "") -
     }
     reading.friction = bool(reading.markers & friction_markers)
     loose: list[str] = []
+    lead: list[str] = []
     for stripped, markers, question in candidates:
         directive = _directive(stripped, markers, question, friction=reading.friction)
         if directive is None:
-            if reading.friction and not question and len(content_words(stripped)) >= 2:
-                loose.append(clean(stripped))
+            marked = bool(markers & {"no", "again", "told", "frustration"})
+            if reading.friction and len(content_words(stripped)) >= 2:
+                if not question or marked:
+                    loose.append(clean(stripped))
+                if not reading.directives and marked:
+                    lead.append(clean(stripped))  # "again printing from library code?!": what it is about
             continue
         if reading.friction:
             reading.directives.append(directive)
@@ -425,6 +433,7 @@ def read_message(user: str, *, outcome: str = "complete", assistant: str = "") -
         reading.friction = True
         reading.markers.add("contrast")
         reading.directives, reading.instructions = reading.instructions, []
+    reading.lead = " ".join(lead)[:MAX_DIRECTIVE_CHARS]
     if reading.friction and not reading.directives:
         reading.loose = " ".join(x for x in loose if x)[:MAX_DIRECTIVE_CHARS]
     return reading
