@@ -323,7 +323,7 @@ def _object_is_pronoun(text: str) -> bool:
     return len(found) >= 2 and found[1] in PRONOUN_OBJECTS
 
 
-_TAIL_CLAUSE = re.compile(r"[.,;:]\s*([^.,;:]*)$")
+_TAIL_CLAUSE = re.compile(r"[.,;:!]\s*([^.,;:!]*)$")
 
 
 def clean(text: str) -> str:
@@ -506,13 +506,14 @@ _EXTENSIONS = (
 )
 _PATH = re.compile(r"(?<![\w/])(?:~|\.{1,2})?(?:/?[\w.@+-]+/)+[\w.@+-]*")
 _FILE = re.compile(rf"(?<![\w/])[\w@+-][\w.@+-]*\.(?:{_EXTENSIONS})\b", re.IGNORECASE)
+_FILE_END = re.compile(rf"\.(?:{_EXTENSIONS})$", re.IGNORECASE)
 _VERSION = re.compile(r"(?<![\w.])v?\d+(?:\.\d+){1,3}(?:[-+.]?[a-z]+\d*)?(?![\w.])", re.IGNORECASE)
 _QUOTED = re.compile(r"'[^']{1,60}'|\"[^\"]{1,60}\"|`[^`]{1,60}`")
 
 
 def generalise(text: str) -> str:
     """Replace file names, paths and version numbers, which tie a habit to one task."""
-    text = _PATH.sub(lambda m: "the file" if _FILE.search(m.group(0)) else "the folder", text)
+    text = _PATH.sub(lambda m: "the file" if _FILE_END.search(m.group(0)) else "the folder", text)
     text = _FILE.sub("the file", text)
     text = _VERSION.sub("the version", text)
     text = re.sub(r"\b(the|a|an) the (file|folder|version)\b", r"the \2", text, flags=re.IGNORECASE)
