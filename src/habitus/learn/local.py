@@ -209,7 +209,9 @@ def _groups(
     groups: list[Group] = []
     for i, reading in enumerate(readings):
         extra = [links[i]] if i in links else []
-        directives = reading.directives or (reading.instructions if extra else [])
+        # A calm instruction after a rejected tool use may be a new request, not the reason: only a
+        # correction (or a fact, see _suggestions) takes the rejection as evidence.
+        directives = reading.directives
         current: Group | None = None
         for directive in directives:
             if current is None or directive.marked:
@@ -222,7 +224,7 @@ def _groups(
                 current.directives.append(directive)  # worded with it, not compared
         if not directives and reading.loose and reading.friction:
             groups.append(Group(i, reading.loose, [], True, False, loose=True, extra=list(extra)))
-        if not reading.friction and not extra:
+        if not reading.friction:
             for directive in reading.instructions:
                 groups.append(
                     Group(i, directive.text, [directive], False, directive.seed, habitual=directive.habitual)

@@ -290,9 +290,27 @@ def _generation(
         )
         for found, result in results:
             _merge(outcome, found, result)
-        outcome.suggestions += analysis.suggestions
+        _suggest(outcome, analysis.suggestions)
         if progress is not None:
             progress(outcome.records, total, len(outcome.batches))
+
+
+MAX_SUGGESTION_REFS = 20
+
+
+def _suggest(outcome: Outcome, suggestions: list[dict[str, Any]]) -> None:
+    """Add memory suggestions; one said again in a later batch only gains its refs (bounded)."""
+    from habitus.learn.text import words
+
+    for suggestion in suggestions:
+        key = " ".join(words(suggestion["content"]))
+        same = next((s for s in outcome.suggestions if " ".join(words(s["content"])) == key), None)
+        if same is None:
+            outcome.suggestions.append(dict(suggestion))
+        else:
+            same["refs"] = (same["refs"] + [r for r in suggestion["refs"] if r not in same["refs"]])[
+                :MAX_SUGGESTION_REFS
+            ]
 
 
 def _merge(outcome: Outcome, found: Any, result: dict[str, Any]) -> None:
