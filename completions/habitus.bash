@@ -30,6 +30,7 @@ _habitus() {
             "dedupe|list") node="dedupe list" ;;
             "dedupe|resolve") node="dedupe resolve" ;;
             "dedupe|scan") node="dedupe scan" ;;
+            "eval|analyze") node="eval analyze" ;;
             "eval|select") node="eval select" ;;
             "habit|approve") node="habit approve" ;;
             "habit|archive") node="habit archive" ;;
@@ -65,7 +66,8 @@ _habitus() {
     done
     case "$node|$prev" in
         "advise|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
-        "analyze|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
+        "analyze|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "analyze|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "backup|--out") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "backup|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "backup|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -91,6 +93,8 @@ _habitus() {
         "dedupe resolve|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "dedupe scan|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "dedupe scan|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval analyze|--conversation") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval analyze|--labels") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "eval select|--part") COMPREPLY=($(compgen -W "all fit holdout" -- "$cur")); return ;;
         "eval select|--cases") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "eval select|--habits") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -228,7 +232,7 @@ _habitus() {
     case "$node" in
         "") COMPREPLY=($(compgen -W "advise analyze backup capture config dedupe demo eval habit memory model restore schedule select status verify --help --version -V" -- "$cur")) ;;
         "advise") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
-        "analyze") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
+        "analyze") COMPREPLY=($(compgen -W "--dry-run --help --pretty --root --wait" -- "$cur")) ;;
         "backup") COMPREPLY=($(compgen -W "--help --out --pretty --root --wait" -- "$cur")) ;;
         "capture") COMPREPLY=($(compgen -W "--format --harness --help --nl --pretty --root --transcript --wait" -- "$cur")) ;;
         "config") COMPREPLY=($(compgen -W "describe get set show unset --help" -- "$cur")) ;;
@@ -242,7 +246,8 @@ _habitus() {
         "dedupe resolve") COMPREPLY=($(compgen -W "--action --checksum --help --keep --pretty --root --wait" -- "$cur")) ;;
         "dedupe scan") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "demo") COMPREPLY=($(compgen -W "--help --keep" -- "$cur")) ;;
-        "eval") COMPREPLY=($(compgen -W "select --help" -- "$cur")) ;;
+        "eval") COMPREPLY=($(compgen -W "analyze select --help" -- "$cur")) ;;
+        "eval analyze") COMPREPLY=($(compgen -W "--conversation --help --labels --pretty" -- "$cur")) ;;
         "eval select") COMPREPLY=($(compgen -W "--cases --habits --help --judge --part --pretty --root --wait" -- "$cur")) ;;
         "habit") COMPREPLY=($(compgen -W "approve archive declare disable enable list recheck reject show --help" -- "$cur")) ;;
         "habit approve") COMPREPLY=($(compgen -W "--checksum --help --pretty --root --wait" -- "$cur")) ;;

@@ -51,6 +51,8 @@ function __habitus_node
                 set node 'dedupe resolve'
             case 'dedupe|scan'
                 set node 'dedupe scan'
+            case 'eval|analyze'
+                set node 'eval analyze'
             case 'eval|select'
                 set node 'eval select'
             case 'habit|approve'
@@ -138,8 +140,11 @@ complete -c habitus -n "test (__habitus_node) = ''" -l help
 complete -c habitus -n "test (__habitus_node) = ''" -l version
 complete -c habitus -n "test (__habitus_node) = 'advise'" -l harness -x -a 'claude-code codex gemini pi generic'
 complete -c habitus -n "test (__habitus_node) = 'advise'" -l help
-complete -c habitus -n "test (__habitus_node) = 'analyze'" -l harness -x -a 'claude-code codex gemini pi generic'
+complete -c habitus -n "test (__habitus_node) = 'analyze'" -l dry-run
 complete -c habitus -n "test (__habitus_node) = 'analyze'" -l help
+complete -c habitus -n "test (__habitus_node) = 'analyze'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'analyze'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'analyze'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'backup'" -l help
 complete -c habitus -n "test (__habitus_node) = 'backup'" -l out -r
 complete -c habitus -n "test (__habitus_node) = 'backup'" -l pretty
@@ -199,8 +204,13 @@ complete -c habitus -n "test (__habitus_node) = 'dedupe scan'" -l root -r
 complete -c habitus -n "test (__habitus_node) = 'dedupe scan'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'demo'" -l help
 complete -c habitus -n "test (__habitus_node) = 'demo'" -l keep
+complete -c habitus -n "test (__habitus_node) = 'eval'" -a analyze -d 'Measure the local analyzer on labelled conversations.'
 complete -c habitus -n "test (__habitus_node) = 'eval'" -a select -d 'Measure the select judge: precision, recall, confusion by category.'
 complete -c habitus -n "test (__habitus_node) = 'eval'" -l help
+complete -c habitus -n "test (__habitus_node) = 'eval analyze'" -l conversation -r
+complete -c habitus -n "test (__habitus_node) = 'eval analyze'" -l help
+complete -c habitus -n "test (__habitus_node) = 'eval analyze'" -l labels -r
+complete -c habitus -n "test (__habitus_node) = 'eval analyze'" -l pretty
 complete -c habitus -n "test (__habitus_node) = 'eval select'" -l cases -r
 complete -c habitus -n "test (__habitus_node) = 'eval select'" -l habits -r
 complete -c habitus -n "test (__habitus_node) = 'eval select'" -l help

@@ -19,7 +19,7 @@ from habitus.errors import HabitusError
 # need not import every command; a test checks it matches each command's own first line.
 COMMANDS: dict[str, tuple[str, str]] = {
     "advise": ("habitus.commands.stubs:advise", "Review recent agent work and deliver at most one note."),
-    "analyze": ("habitus.commands.stubs:analyze", "Propose candidate habits from unread observations."),
+    "analyze": ("habitus.commands.analyze", "Propose candidate habits from unread observations."),
     "backup": ("habitus.commands.backup", "Write a consistent backup of the state root."),
     "capture": ("habitus.commands.capture", "Store hook events and transcripts as redacted observations."),
     "config": ("habitus.commands.config", "Read and change settings in config.toml."),

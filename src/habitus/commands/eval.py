@@ -11,6 +11,7 @@ import click
 
 # name -> (module, one-line help); the help is repeated so `habitus eval --help` imports nothing.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "analyze": ("habitus.commands.eval_analyze", "Measure the local analyzer on labelled conversations."),
     "select": (
         "habitus.commands.eval_select",
         "Measure the select judge: precision, recall, confusion by category.",

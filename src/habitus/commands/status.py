@@ -18,11 +18,13 @@ from habitus.state.root import StateRoot
 MAN = {
     "stdin": "Not read.",
     "stdout": 'One object: {"v":1,"root","exists","versions","config","enabled","stores","habits",'
-    '"select","observations","errors"}. Each store reports path, exists, schema_version and schema_current; '
-    "habits counts habits by status (null when there is no up-to-date ledger); select counts the "
-    "selection log (calls, with_guidance, without_guidance, failed, habits_injected, median_latency_ms "
-    "of the last 1,000 calls, last_at; null without an up-to-date ledger); observations reports the "
-    "current generation, its record count and last seq, and the archived generations.",
+    '"select","observations","analyze","errors"}. Each store reports path, exists, schema_version and '
+    "schema_current; habits counts habits by status (null when there is no up-to-date ledger); select "
+    "counts the selection log (calls, with_guidance, without_guidance, failed, habits_injected, "
+    "median_latency_ms of the last 1,000 calls, last_at; null without an up-to-date ledger); observations "
+    "reports the current generation, its record count and last seq, and the archived generations; analyze "
+    "reports the unread records per generation, the last analyze run, and quarantined model answers and "
+    "failed batches.",
     "files": "Reads config.toml, ledger.sqlite, memory.sqlite, observations/ (manifests only) and "
     "errors.jsonl; never creates or migrates anything.",
 }
@@ -68,6 +70,7 @@ def report(root: StateRoot, *, wait: float) -> dict[str, Any]:
         "habits": habit_counts(root, wait=wait),
         "select": select_counts(root, wait=wait),
         "observations": observations.status(root),
+        "analyze": analyze_status(root, wait=wait, analyzer=config.get("analyze.model")),
         "errors": {"path": str(root.errors), "logged": errorlog.count(root)},
     }
 
@@ -84,6 +87,13 @@ def select_counts(root: StateRoot, *, wait: float) -> dict[str, Any] | None:
     from habitus.select.log import status
 
     return status(root, wait=wait)
+
+
+def analyze_status(root: StateRoot, *, wait: float, analyzer: str) -> dict[str, Any]:
+    """Unread observations per generation, the last run and quarantined answers (read-only)."""
+    from habitus.learn.queue import status
+
+    return {"analyzer": f"model:{analyzer}" if analyzer else "local", **status(root, wait=wait)}
 
 
 def store_status(store: Store) -> dict[str, Any]:

@@ -25,4 +25,3 @@ def _stub(name: str, summary: str) -> click.Command:
 
 
 advise = _stub("advise", "Review recent agent work and deliver at most one note.")
-analyze = _stub("analyze", "Propose candidate habits from unread observations.")

@@ -60,8 +60,45 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "habit_audit": ("target", "action", "actor", "before", "after", "data", "prev", "created_at"),
     "habit_vectors": ("habit_id", "field", "model_id", "dims", "input", "vector", "created_at"),
     "review_snapshots": ("kind", "items", "created_ms", "expires_ms"),
+    # analyze (habitus.learn.queue)
+    "analyze_watermarks": ("generation", "seq", "record", "updated_at"),
+    "analyze_failures": (
+        "generation",
+        "seq_start",
+        "seq_end",
+        "attempts",
+        "reason",
+        "skipped",
+        "first_at",
+        "last_at",
+    ),
+    "analyze_quarantine": (
+        "generation",
+        "seq_start",
+        "seq_end",
+        "model",
+        "reason",
+        "detail",
+        "answer",
+        "created_at",
+    ),
+    "analyze_runs": (
+        "analyzer",
+        "started_at",
+        "finished_at",
+        "outcome",
+        "batches",
+        "records",
+        "proposals",
+        "data",
+    ),
 }
-KEYS = {"habits": "id", "habit_relations": "id", "review_snapshots": "kind"}
+KEYS = {
+    "habits": "id",
+    "habit_relations": "id",
+    "review_snapshots": "kind",
+    "analyze_watermarks": "generation",
+}
 ACTORS = ("user", "analyze", "system")
 
 

@@ -133,6 +133,13 @@ class Store:
             raise
         return conn
 
+    def upgrade(self, conn: sqlite3.Connection) -> None:
+        """Apply this store's pending migrations to an open connection, such as an in-memory copy
+        (analyze --dry-run); same checks and transactions as opening for writing."""
+        version = self._checked_version(conn, writable=True)
+        if version < self.current_version:
+            self._migrate(conn)
+
     # -- transactions -------------------------------------------------------------------------
 
     @contextmanager

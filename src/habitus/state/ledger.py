@@ -144,6 +144,60 @@ MIGRATIONS: list[Migration] = [
         CREATE INDEX select_log_by_at ON select_log (at);
         """,
     ),
+    # Analyze (issue 5): the read watermark of each observation generation, batches that failed,
+    # model answers that were refused (bounded: analyze keeps the newest QUARANTINE_KEEP), and a
+    # bounded history of runs. Rows carry checksums like the habit tables (habitus.habits.rows).
+    sql_migration(
+        "0004_analyze",
+        """
+        CREATE TABLE analyze_watermarks (
+            generation INTEGER PRIMARY KEY CHECK (generation >= 1),
+            seq INTEGER NOT NULL CHECK (seq >= 0),
+            record TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            checksum TEXT NOT NULL
+        ) STRICT;
+
+        CREATE TABLE analyze_failures (
+            generation INTEGER NOT NULL CHECK (generation >= 1),
+            seq_start INTEGER NOT NULL CHECK (seq_start >= 1),
+            seq_end INTEGER NOT NULL CHECK (seq_end >= seq_start),
+            attempts INTEGER NOT NULL CHECK (attempts >= 1),
+            reason TEXT NOT NULL CHECK (length(reason) BETWEEN 1 AND 64),
+            skipped INTEGER NOT NULL CHECK (skipped IN (0, 1)),
+            first_at TEXT NOT NULL,
+            last_at TEXT NOT NULL,
+            checksum TEXT NOT NULL,
+            PRIMARY KEY (generation, seq_start)
+        ) STRICT;
+
+        CREATE TABLE analyze_quarantine (
+            id INTEGER PRIMARY KEY,
+            generation INTEGER NOT NULL,
+            seq_start INTEGER NOT NULL,
+            seq_end INTEGER NOT NULL,
+            model TEXT NOT NULL CHECK (length(model) BETWEEN 1 AND 64),
+            reason TEXT NOT NULL CHECK (length(reason) BETWEEN 1 AND 64),
+            detail TEXT NOT NULL CHECK (length(detail) <= 2000),
+            answer TEXT NOT NULL CHECK (length(answer) <= 24000),
+            created_at TEXT NOT NULL,
+            checksum TEXT NOT NULL
+        ) STRICT;
+
+        CREATE TABLE analyze_runs (
+            id INTEGER PRIMARY KEY,
+            analyzer TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            finished_at TEXT NOT NULL,
+            outcome TEXT NOT NULL CHECK (outcome IN ('ok', 'failed')),
+            batches INTEGER NOT NULL CHECK (batches >= 0),
+            records INTEGER NOT NULL CHECK (records >= 0),
+            proposals INTEGER NOT NULL CHECK (proposals >= 0),
+            data TEXT NOT NULL,
+            checksum TEXT NOT NULL
+        ) STRICT;
+        """,
+    ),
 ]
 
 

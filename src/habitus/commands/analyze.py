@@ -1,0 +1,87 @@
+"""habitus analyze: propose candidate habits from the observations not analysed yet."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from habitus import io
+from habitus.options import output_options, state_options
+from habitus.state.root import StateRoot
+
+MAN = {
+    "stdin": "Not read (a request object piped in, e.g. from capture, is ignored).",
+    "stdout": 'One object: {"v":1,"analyzer":"local"|"model:NAME","dry_run","queue":{"generations":'
+    '[{"generation","after_seq","through_seq"}],"records"},"batches":[{"generation","seq_start","seq_end",'
+    '"records","bytes","proposals","outcome"}],"records","proposals":[{"id","outcome","status","stage",'
+    '"condition","behavior","polarity","confidence_bp","friction","evidence","evidence_added","checksum"}],'
+    '"memory_suggestions":[{"content","kind","refs","day"}],"rotated"}. outcome is created, evidence_added, '
+    "reworded or rejected_before; stage is reviewable (>= 3 cited observations over >= 2 days) or "
+    "collecting. With nothing unread it answers at once with empty lists.",
+    "files": "Reads observations/ and config.toml (analyze.model, analyze.batch_max_records, "
+    "analyze.batch_max_bytes, capture.retention_days); writes ledger.sqlite (candidates, evidence, audit, "
+    "analyze_watermarks, analyze_failures, analyze_quarantine, analyze_runs); rotates fully analysed "
+    "generations into observations/archive/; holds locks/analyze.lock.",
+}
+
+
+@click.command()
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Analyse and report as usual, but write nothing (an in-memory copy of the ledger, no lock).",
+)
+@state_options
+@output_options
+def cli(dry_run: bool, root: StateRoot, wait: float, pretty: bool) -> None:
+    """Propose candidate habits from unread observations.
+
+    Reads the observations captured since the last run (a snapshot taken at
+    the start), in batches of at most analyze.batch_max_records records and
+    analyze.batch_max_bytes bytes. Each batch commits its candidates, their
+    evidence and the read watermark in one transaction. Nothing becomes active:
+    review candidates with `habitus habit list`. A candidate is reviewable with
+    >= 3 cited observations over >= 2 days, else it keeps collecting evidence.
+    Facts go to memory_suggestions in the result; nothing is written to memory.
+
+    The local analyzer (default) works offline; with analyze.model = NAME the
+    configured model analyses each batch and an invalid answer is quarantined.
+    A batch that fails is retried by the next run and skipped after its third
+    failure. One analyze runs at a time (exit 75 when another holds the lock).
+
+    \b
+    Examples:
+      habitus analyze --pretty
+      habitus analyze --dry-run | jq '.proposals[] | {condition, behavior, stage}'
+    """
+    io.read_request()  # validate and ignore: `habitus capture ... | habitus analyze` composes
+    from habitus.learn.run import run
+
+    progress = _progress_bar() if _stderr_is_tty() else None
+    try:
+        result = run(root, wait=wait, dry_run=dry_run, progress=progress)
+    finally:
+        if progress is not None:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+    io.write_result(result, pretty=pretty)
+
+
+def _stderr_is_tty() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (ValueError, OSError):
+        return False
+
+
+def _progress_bar():  # type: ignore[no-untyped-def]
+    def show(done: int, total: int, batches: int) -> None:
+        width = 30
+        filled = width * done // max(total, 1)
+        sys.stderr.write(
+            f"\ranalyze [{'#' * filled}{'.' * (width - filled)}] {done}/{total} records, {batches} batches"
+        )
+        sys.stderr.flush()
+
+    return show

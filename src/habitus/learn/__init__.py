@@ -1,0 +1,1 @@
+"""Learning candidate habits from observations (`habitus analyze`)."""

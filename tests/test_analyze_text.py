@@ -1,0 +1,176 @@
+"""Reading user messages: friction markers, directives, facts, generalised When/Do wording."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from habitus.learn.text import MAX_DIRECTIVE_CHARS, behavior, condition, generalise, read_message
+
+REJECTION = (
+    "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file "
+    "edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to "
+    "tell you how to proceed."
+)
+
+
+@pytest.mark.parametrize(
+    ("message", "markers"),
+    [
+        ("no, don't mock the database", {"no", "negative"}),
+        ("again with the indices?! rgb values in themes", {"again", "frustration"}),
+        ("I told you: snapshot before any prod migration", {"told"}),
+        ("I keep telling you: imperative subjects", {"told"}),
+        ("stop adding summaries to every page", {"stop", "negative"}),
+        ("never delete migration files", {"negative", "always"}),
+        ("wtf. use rgb values", {"frustration"}),
+        ("you forgot set -euo pipefail again", {"blame"}),
+        ("read the full file, not just the top of it", {"contrast"}),
+        (REJECTION, {"rejected"}),
+    ],
+)
+def test_friction_markers(message: str, markers: set[str]) -> None:
+    reading = read_message(message)
+    assert reading.friction and markers <= reading.markers
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "add a --verbose flag",
+        "run it again",
+        "thanks, looks good",
+        "plot the temperatures as a line chart instead of bars",
+        "why do muted and dim look the same?",
+        "no one will use the old endpoint",
+    ],
+)
+def test_calm_messages_are_not_friction(message: str) -> None:
+    assert not read_message(message).friction
+
+
+def test_a_rejected_tool_use_with_a_reason_reads_the_reason() -> None:
+    reading = read_message(
+        "The user doesn't want to proceed with this tool use. The tool use was rejected. "
+        "The user provided the following reason for the rejection: never force-push to main"
+    )
+    assert reading.rejection
+    assert [d.text for d in reading.directives] == ["never force-push to main"]
+    assert read_message("deploy it", outcome="rejected").rejection  # a capture record's outcome
+
+
+@pytest.mark.parametrize(
+    ("message", "seed"),
+    [
+        ("no, don't mock the database in tests", True),
+        ("no emoji in commit messages please", True),
+        ("no, call it fetch_forecast", False),  # names one thing
+        ("no, use 4 spaces in this file, not tabs", False),  # one file
+        ("no, run it on 8081 today", False),  # today only
+        ("no! reword it", None),  # a one-off command: no directive at all
+        ("hmm, no, the other chart", None),  # clarifies the task
+    ],
+)
+def test_which_corrections_may_start_a_habit(message: str, seed: bool | None) -> None:
+    directives = read_message(message).directives
+    if seed is None:
+        assert directives == []
+    else:
+        assert directives and directives[0].seed is seed
+
+
+def test_directives_lose_markers_swearing_and_one_off_tails() -> None:
+    [directive] = read_message(
+        "omfg use fucking rgb values in the themes, no rgb indices! fix both"
+    ).directives
+    assert directive.text == "use rgb values in the themes, no rgb indices"
+    [directive] = read_message("I told you already two times: never log from library code").directives
+    assert directive.text == "never log from library code"
+
+
+def test_an_elaboration_belongs_to_the_correction_before_it() -> None:
+    first, second = read_message("no, don't mock the database. use a real sqlite file").directives
+    assert first.marked and not second.marked
+    one, two = read_message("again: imperative subjects. and don't push to main, open a PR").directives
+    assert one.marked and two.marked  # two corrections in one message
+
+
+@pytest.mark.parametrize(
+    ("message", "kind", "content"),
+    [
+        (
+            "fyi this repo publishes to PyPI from main only",
+            "fact",
+            "This repo publishes to PyPI from main only",
+        ),
+        ("i prefer squash merges for the PRs in this repo btw", "preference", "I prefer squash merges"),
+        ("we use CSS modules in this repo, no css-in-js libraries", "decision", "We use CSS modules"),
+        ("heads up, the API allows 1000 calls per day", "fact", "The API allows 1000 calls per day"),
+        ("remember that one: vs code needs minimumContrastRatio 1", "fact", "Vs code needs"),
+    ],
+)
+def test_facts_are_memory_not_habits(message: str, kind: str, content: str) -> None:
+    reading = read_message(message)
+    [fact] = reading.facts
+    assert fact.kind == kind and fact.content.startswith(content)
+    assert reading.directives == [] and reading.instructions == []
+
+
+def test_an_acknowledged_statement_is_a_fact_only_when_the_agent_noted_it() -> None:
+    message = "the package supports only node 18 and newer"
+    assert read_message(message, assistant="Noted: Node 18 is the minimum.").facts
+    assert not read_message(message, assistant="Sure.").facts
+
+
+def test_generalise_removes_files_paths_and_versions() -> None:
+    assert generalise("read theme-selector.ts in full") == "read the file in full"
+    assert generalise("look in src/styles/tokens.css first") == "look in the file first"
+    assert generalise("put it in coding-agent/test") == "put it in the folder"
+    assert generalise("bump to v0.5.0 and 1.2.3-rc1") == "bump to the version"  # repeats collapse
+    assert generalise("use node 18") == "use node 18"
+
+
+@pytest.mark.parametrize(
+    ("directive", "expected"),
+    [
+        ("don't mock the database", ("Do not mock the database.", -1)),
+        ("never delete migration files", ("Do not delete migration files.", -1)),
+        ("no emoji in commit messages", ("Do not use emoji in commit messages.", -1)),
+        ("always run the tests before pushing", ("Do run the tests before pushing.", 1)),
+        ("reda the full file", ("Do read the full file.", 1)),
+        ("rgb hex values in themes", ("Do use rgb hex values in themes.", 1)),
+        ("before calling it ready, build the wheel", ("Do build the wheel.", 1)),
+        ("read docs/theme.md in full", ("Do read the file in full.", 1)),
+    ],
+)
+def test_behavior_wording(directive: str, expected: tuple[str, int]) -> None:
+    assert behavior(directive) == expected
+
+
+@pytest.mark.parametrize(
+    ("texts", "expected"),
+    [
+        (["install the wheel before you say a release is ready"], "When about to say a release is ready"),
+        (["snapshot before any prod migration"], "When about to start any prod migration"),
+        (["no console in library code"], "When working on library code"),
+        (["no mocked database in tests"], "When working on tests"),
+        (["never delete migration files"], "When deleting migration files"),
+        (["don't push to main directly"], "When pushing to main directly"),
+        (["no emoji"], "When about to use emoji"),
+    ],
+)
+def test_condition_wording(texts: list[str], expected: str) -> None:
+    assert condition(texts) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=600), st.sampled_from(["complete", "rejected"]), st.text(max_size=60))
+def test_any_message_reads_without_error_and_stays_bounded(message: str, outcome: str, reply: str) -> None:
+    reading = read_message(message, outcome=outcome, assistant=reply)
+    for directive in reading.directives + reading.instructions:
+        assert 0 < len(directive.text) <= MAX_DIRECTIVE_CHARS
+        wording, polarity = behavior(directive.text)
+        assert wording.startswith("Do ") and polarity in (1, -1)
+        assert condition([directive.text]).startswith("When ")
+    assert len(reading.loose) <= MAX_DIRECTIVE_CHARS
