@@ -128,10 +128,13 @@ _habitus() {
         "memory index|--per-store") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "memory index|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "memory index|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "memory observe|--format") COMPREPLY=($(compgen -W "auto claude-code pi codex" -- "$cur")); return ;;
         "memory observe|--store") COMPREPLY=($(compgen -W "global project" -- "$cur")); return ;;
+        "memory observe|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
         "memory observe|--chunk-chars") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "memory observe|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "memory observe|--stream") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "memory observe|--transcript") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "memory observe|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "memory pin|--store") COMPREPLY=($(compgen -W "global project" -- "$cur")); return ;;
         "memory pin|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -242,7 +245,7 @@ _habitus() {
         "memory export") COMPREPLY=($(compgen -W "--help --out --pretty --root --store --wait" -- "$cur")) ;;
         "memory import") COMPREPLY=($(compgen -W "--help --pretty --root --store --wait" -- "$cur")) ;;
         "memory index") COMPREPLY=($(compgen -W "--budget --harness --help --per-store --pretty --root --store --wait" -- "$cur")) ;;
-        "memory observe") COMPREPLY=($(compgen -W "--chunk-chars --help --pretty --root --store --stream --wait" -- "$cur")) ;;
+        "memory observe") COMPREPLY=($(compgen -W "--chunk-chars --format --harness --help --pretty --root --store --stream --transcript --wait" -- "$cur")) ;;
         "memory pin") COMPREPLY=($(compgen -W "--help --pretty --root --store --wait" -- "$cur")) ;;
         "memory prune") COMPREPLY=($(compgen -W "--budget --dry-run --help --pretty --root --store --stream --wait" -- "$cur")) ;;
         "memory recall") COMPREPLY=($(compgen -W "--help --nl --pretty --root --store --wait" -- "$cur")) ;;

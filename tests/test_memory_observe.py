@@ -133,21 +133,22 @@ def test_duplicates_are_skipped(state_root: Path) -> None:
 class FailingObserver:
     name = "model:test"
 
-    def observe(self, messages: list[Message]) -> list[Proposal]:
+    def observe(self, messages: list[Message], known: list[str]) -> list[Proposal]:
         raise HabitusError("model_error", "the model timed out")
 
 
 class SloppyObserver:
     name = "model:sloppy"
 
-    def observe(self, messages: list[Message]) -> list[Proposal]:
+    def observe(self, messages: list[Message], known: list[str]) -> list[Proposal]:
         at = messages[0].at
         return [
             Proposal("two\nlines  of   text", "high", at, "user", messages[0].position),
             Proposal("unknown relevance", "urgent", at, "user", messages[0].position),
             Proposal("outside the chunk", "low", at, "user", 999),
-            Proposal("x" * 1000, "low", at, "assistant", messages[0].position),
+            Proposal("x" * 1000, "low", at, "assistant", messages[1].position, assertion=True),
             Proposal("bad time", "low", "yesterday", "user", messages[0].position),
+            Proposal("not who said it", "low", at, "assistant", messages[0].position),
         ]
 
 
@@ -158,7 +159,7 @@ def test_a_failed_observer_still_advances_the_watermark(state_root: Path) -> Non
     assert caught.value.code == "model_error"
     assert observe.watermark(store, "observe", "s1") == len(CHAT)
     row = store.writer().execute("SELECT runs, last_error FROM memory_watermarks").fetchone()
-    assert tuple(row) == (1, "model_error")
+    assert tuple(row) == (1, "model_error")  # the code, and a model's reason when it gives one
     retry = observe.observe(store, chat_request(), chunk_chars=60_000)
     assert retry["observed"] == 0 and retry["watermark"]["before"] == len(CHAT)
     store.close()
@@ -170,6 +171,8 @@ def test_invariants_hold_whatever_an_observer_proposes(state_root: Path) -> None
     store.close()
     contents = [i["content"] for i in result["items"]]
     assert contents == ["two lines of text", "x" * 279 + "…"]
+    # only a user's statement is an assertion, whatever the observer says
+    assert [i["metadata"]["assertion"] for i in result["items"]] == [False, False]
 
 
 @pytest.mark.parametrize(
@@ -298,7 +301,7 @@ def test_prune_runs_passes_in_order_and_never_drops_the_protected(state_root: Pa
     }
     assert left == PROTECTED | {"dup_b", "newer", "recent_medium"}
     removed = mem("retrieve", "--kind", "observation", "--removed", "only", "--limit", "100").result["items"]
-    assert {i["metadata"]["pruned"]["pass"] for i in removed} == {1, 2, 3}
+    assert {i["metadata"]["pruned"]["pass_number"] for i in removed} == {1, 2, 3}
     assert mem("retain", request={"id": made["ack"]}).result["restored"] is True
     assert mem("verify").exit == 0
 

@@ -362,8 +362,10 @@ def index_command(
     """Print the bounded memory index: pins first, then recent memories per store.
 
     Without --store: the project store (inside a repository) and the global store.
-    In hook mode (--harness claude-code, for SessionStart or UserPromptSubmit hooks)
-    the index is emitted as additional context, and nothing at all when it is empty.
+    In hook mode (--harness, for session-start or prompt hooks: Claude Code and Codex
+    SessionStart/UserPromptSubmit, Gemini SessionStart/BeforeAgent, Pi session_start/
+    before_agent_start, a generic {"user"}) the index is emitted as the harness's
+    additional context, and nothing at all when it is empty or the event takes none.
 
     \b
     Examples:
@@ -374,7 +376,14 @@ def index_command(
     from habitus.state import config as configuration
 
     request = io.read_request()
-    cwd = request.get("cwd") if harness else None
+    event = None
+    if harness is not None:
+        from habitus.harness.events import parse_event
+
+        event = parse_event(harness, request)
+        if event.kind not in ("session_start", "prompt"):
+            return  # only these events take injected context: nothing to read or say
+    cwd = event.cwd if event is not None else None
     cwd_path = Path(cwd) if isinstance(cwd, str) and os.path.isabs(cwd) else None
     if budget is None:
         budget = (
@@ -393,14 +402,14 @@ def index_command(
     finally:
         for target in targets:
             target.close()
-    if harness is None:
+    if harness is None or event is None:
         io.write_result(result, pretty=pretty)
         return
-    event = request.get("hook_event_name")
-    # Only Claude Code's context injection is spoken here; the other harnesses get nothing until the
-    # shared harness adapter (habitus.harness) lands.
-    if harness == "claude-code" and event in ("SessionStart", "UserPromptSubmit") and result["text"]:
-        io.write_raw({"hookSpecificOutput": {"hookEventName": event, "additionalContext": result["text"]}})
+    from habitus.harness.events import context_output
+
+    reply = context_output(harness, event, result["text"])
+    if reply is not None:
+        io.write_raw(reply)
 
 
 @cli.command("verify")

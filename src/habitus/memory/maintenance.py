@@ -7,6 +7,8 @@ each issue is `{"code", "count", "ids"}` (at most MAX_IDS ids). Stable codes:
     sqlite_integrity  PRAGMA integrity_check found damage
     foreign_key       PRAGMA foreign_key_check found dangling rows
     memory_field      a stored record fails record validation
+    memory_sensitive  a stored record holds text that redaction would change or refuse (written before
+                      redaction, or by another program): patch it with retain --id, or purge it
     tag_field         memory_tags rows differ from the record's tags
     fts_missing       an active record has no FTS row
     fts_removed       a removed record still has an FTS row
@@ -100,7 +102,7 @@ def _check_records(
         memory_id = str(row["id"])
         try:
             record = records.from_row(row)
-            valid = records.full(record)
+            valid = records.full(record, redact=False)
             if records.stored_form(valid) != record or row["source"] != record["metadata"].get("source"):
                 raise ValueError("not in canonical form")
         except (HabitusError, ValueError, TypeError):
@@ -108,6 +110,8 @@ def _check_records(
             tags = None  # reported once, as memory_field
         else:
             tags = record["tags"]
+            if not records.is_clean(record):
+                issues.add("memory_sensitive", memory_id)
         by_seq[int(row["seq"])] = (memory_id, tags, str(row["content"]), row["removed_at"] is not None)
     return by_seq
 

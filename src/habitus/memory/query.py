@@ -107,7 +107,7 @@ def selector(request: dict[str, Any]) -> Selector:
         scopes=_strings(request.get("scope"), "scope", lambda v, n: records.check_choice(v, n, SCOPES)),
         namespaces=_strings(request.get("namespace"), "namespace", records.check_slug),
         sources=_strings(request.get("source"), "source", _source),
-        tags=records.check_tags(request.get("tags") or [], "tags"),
+        tags=records.check_tags(request.get("tags") or [], "tags", stored=False),
         ranges=_range(request.get("importance"), "importance")
         + _range(request.get("confidence"), "confidence"),
         expires=records.check_choice(

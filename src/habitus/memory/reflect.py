@@ -9,7 +9,8 @@ The offline `RuleReflector` turns
     any high ones) into "Recurring: ...";
 a reflection that says what an existing one already says is skipped. The reflect watermark (the last
 observation `seq` considered) always advances, so an empty or failed run does not repeat itself.
-A model reflector implements `Reflector`; `accept` enforces the invariants on what it proposes.
+`habitus.memory.model.ModelReflector` asks a language model instead; `accept` enforces the invariants
+on whatever a reflector proposes.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any, Protocol
 
 from habitus.errors import HabitusError
 from habitus.memory import core, records, text
-from habitus.memory.observe import advance, check_stream, position
+from habitus.memory.observe import advance, check_stream, error_label, position
 from habitus.memory.stores import MemoryStore
 from habitus.state.db import utc_now
 
@@ -69,6 +70,9 @@ class ReflectionProposal:
 
 
 class Reflector(Protocol):
+    """Proposes reflections. A reflector with a `window(observations) -> observations` method (the
+    model's) is shown only that part of the new observations; the watermark advances past it alone."""
+
     name: str
 
     def reflect(self, observations: list[Observation], existing: list[str]) -> list[ReflectionProposal]: ...
@@ -177,6 +181,10 @@ def reflect(
     conn = store.writer()
     before = position(conn, "reflect", stream)
     observations = load(conn, stream, after=before)
+    window = getattr(reflector, "window", None)
+    if window is not None:  # a model is shown what fits its context: the oldest new ones, by seq
+        chosen = {o.seq for o in window(sorted(observations, key=lambda o: o.seq))}
+        observations = [o for o in observations if o.seq in chosen]
     existing = [r.content for r in load(conn, stream, kind="reflection")]
     error: HabitusError | None = None
     try:
@@ -185,37 +193,46 @@ def reflect(
         proposals, error = [], exc
     after = max([before, *(o.seq for o in observations)])
     items = []
+    dropped = 0
     with store.db.write(conn):
         # A concurrent run may have added reflections meanwhile: check against what is there now.
         proposals = accept(
             proposals, observations, [r.content for r in load(conn, stream, kind="reflection")]
         )
         for proposal in proposals:
-            record = records.create(
-                {
-                    "content": proposal.content,
-                    "kind": "reflection",
-                    "importance": 0.7,
-                    "confidence": 0.8,
-                    "tags": ["reflection"],
-                    "metadata": {
-                        "source": "reflect",
-                        "reflector": reflector.name,
-                        "stream": stream,
-                        "supporting": proposal.supporting,
+            try:
+                record = records.create(
+                    {
+                        "content": proposal.content,
+                        "kind": "reflection",
+                        "importance": 0.7,
+                        "confidence": 0.8,
+                        "tags": ["reflection"],
+                        "metadata": {
+                            "source": "reflect",
+                            "reflector": reflector.name,
+                            "stream": stream,
+                            "supporting": proposal.supporting,
+                        },
                     },
-                },
-                scope=store.name,
-                now=now,
-            )
+                    scope=store.name,
+                    now=now,
+                )
+            except HabitusError as exc:
+                if exc.code != "sensitive_content":
+                    raise
+                dropped += 1
+                continue
             core.insert(conn, record)
             items.append(record)
-        advance(conn, "reflect", stream, after, len(items), error.code if error else None, now)
+        label = error_label(error) if error else None
+        advance(conn, "reflect", stream, after, len(items), label, now, "seq")
     if error is not None:
         raise error
     return {
         **result,
         "reflected": len(items),
+        "dropped_sensitive": dropped,
         "items": items,
         "considered": len(observations),
         "watermark": {"before": before, "after": after},
