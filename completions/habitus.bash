@@ -41,6 +41,7 @@ _habitus() {
             "memory|export") node="memory export" ;;
             "memory|import") node="memory import" ;;
             "memory|index") node="memory index" ;;
+            "memory|index-vectors") node="memory index-vectors" ;;
             "memory|observe") node="memory observe" ;;
             "memory|pin") node="memory pin" ;;
             "memory|prune") node="memory prune" ;;
@@ -128,6 +129,10 @@ _habitus() {
         "memory index|--per-store") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "memory index|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "memory index|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "memory index-vectors|--store") COMPREPLY=($(compgen -W "global project" -- "$cur")); return ;;
+        "memory index-vectors|--limit") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "memory index-vectors|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "memory index-vectors|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "memory observe|--format") COMPREPLY=($(compgen -W "auto claude-code pi codex" -- "$cur")); return ;;
         "memory observe|--store") COMPREPLY=($(compgen -W "global project" -- "$cur")); return ;;
         "memory observe|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
@@ -241,10 +246,11 @@ _habitus() {
         "habit recheck") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "habit reject") COMPREPLY=($(compgen -W "--checksum --help --pretty --root --wait" -- "$cur")) ;;
         "habit show") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
-        "memory") COMPREPLY=($(compgen -W "export import index observe pin prune recall reflect remove repair retain retrieve unpin verify --help" -- "$cur")) ;;
+        "memory") COMPREPLY=($(compgen -W "export import index index-vectors observe pin prune recall reflect remove repair retain retrieve unpin verify --help" -- "$cur")) ;;
         "memory export") COMPREPLY=($(compgen -W "--help --out --pretty --root --store --wait" -- "$cur")) ;;
         "memory import") COMPREPLY=($(compgen -W "--help --pretty --root --store --wait" -- "$cur")) ;;
         "memory index") COMPREPLY=($(compgen -W "--budget --harness --help --per-store --pretty --root --store --wait" -- "$cur")) ;;
+        "memory index-vectors") COMPREPLY=($(compgen -W "--help --limit --pretty --root --store --wait" -- "$cur")) ;;
         "memory observe") COMPREPLY=($(compgen -W "--chunk-chars --format --harness --help --pretty --root --store --stream --transcript --wait" -- "$cur")) ;;
         "memory pin") COMPREPLY=($(compgen -W "--help --pretty --root --store --wait" -- "$cur")) ;;
         "memory prune") COMPREPLY=($(compgen -W "--budget --dry-run --help --pretty --root --store --stream --wait" -- "$cur")) ;;
@@ -253,7 +259,7 @@ _habitus() {
         "memory remove") COMPREPLY=($(compgen -W "--help --nl --pretty --purge --root --store --wait" -- "$cur")) ;;
         "memory repair") COMPREPLY=($(compgen -W "--help --pretty --rebuild-fts --root --store --wait" -- "$cur")) ;;
         "memory retain") COMPREPLY=($(compgen -W "--confidence --expires-at --help --id --importance --kind --metadata --namespace --nl --pretty --relevance --root --scope --store --tags --wait" -- "$cur")) ;;
-        "memory retrieve") COMPREPLY=($(compgen -W "--both --confidence-gte --confidence-lte --expires --full --help --importance-gte --importance-lte --kind --limit --namespace --offset --order --order-by --pretty --removed --root --scope --source --store --tag --wait" -- "$cur")) ;;
+        "memory retrieve") COMPREPLY=($(compgen -W "--both --confidence-gte --confidence-lte --expires --full --help --hybrid --importance-gte --importance-lte --kind --limit --namespace --offset --order --order-by --pretty --removed --root --scope --source --store --tag --wait" -- "$cur")) ;;
         "memory unpin") COMPREPLY=($(compgen -W "--help --pretty --root --store --wait" -- "$cur")) ;;
         "memory verify") COMPREPLY=($(compgen -W "--help --pretty --root --store --wait" -- "$cur")) ;;
         "model") COMPREPLY=($(compgen -W "add list remove use --help" -- "$cur")) ;;

@@ -200,6 +200,12 @@ def recall_command(
 @click.option("--limit", type=int, help="Page size, 1..1000 (default 20).")
 @click.option("--offset", type=int, help="Records to skip, 0..1000000 (default 0).")
 @click.option("--full", is_flag=True, help="Never summarise: print every item whole even past 50 KiB.")
+@click.option(
+    "--hybrid",
+    is_flag=True,
+    help="Add embedding similarity to BM25 (reciprocal rank fusion); falls back to BM25, flagged, "
+    "when vectors are missing (see index-vectors).",
+)
 @store_option
 @state_options
 @output_options
@@ -222,6 +228,7 @@ def retrieve_command(
     limit: int | None,
     offset: int | None,
     full: bool,
+    hybrid: bool,
     store: str | None,
     root: StateRoot,
     wait: float,
@@ -231,11 +238,14 @@ def retrieve_command(
 
     QUERY uses FTS5 syntax (AND, OR, NOT, "phrase", prefix*); a query it cannot
     parse is searched literally instead, never refused. Hyphenated terms are literal.
+    --hybrid also ranks by meaning with the embedding model (stores.NAME.hybrid says
+    whether each store used it or fell back to BM25 because vectors were missing).
 
     \b
     Examples:
       habitus memory retrieve "deploy NOT staging" --kind decision
       habitus memory retrieve --both --tag python --order-by importance --limit 5
+      habitus memory retrieve "which database do we use" --hybrid
     """
     from habitus.memory import bound, stores
     from habitus.memory import query as search_query
@@ -264,6 +274,7 @@ def retrieve_command(
         order=order,
         limit=limit,
         offset=offset,
+        hybrid=hybrid or None,
         **ranges,
     )
     sel = search_query.selector(merged)
@@ -272,7 +283,16 @@ def retrieve_command(
         raise HabitusError("usage", "--both and --store exclude each other")
     targets = stores.both(root, wait=wait) if both else [open_store(root, wait, store, merged)]
     try:
-        result = search_query.retrieve_all(targets, sel, now=timestamp())
+        one = None
+        if sel.hybrid and any(target.exists() for target in targets):
+            from habitus.embed import load_embedder
+            from habitus.memory.hybrid import Searcher
+
+            one = Searcher(load_embedder(root), sel.query or "")
+        result = search_query.retrieve_all(targets, sel, now=timestamp(), one=one)
+        if sel.hybrid:
+            used = [s.get("hybrid", {}).get("used", True) for s in result["stores"].values()]
+            result["hybrid"] = {"model": None if one is None else one.embedder.model_id, "used": all(used)}
     finally:
         for target in targets:
             target.close()
@@ -410,6 +430,38 @@ def index_command(
     reply = context_output(harness, event, result["text"])
     if reply is not None:
         io.write_raw(reply)
+
+
+@cli.command("index-vectors")
+@click.option(
+    "--limit", type=click.IntRange(1, 10_000_000), help="Compute at most this many vectors in this run."
+)
+@store_option
+@state_options
+@output_options
+def index_vectors_command(
+    limit: int | None, store: str | None, root: StateRoot, wait: float, pretty: bool
+) -> None:
+    """Compute the embedding vectors that retrieve --hybrid needs.
+
+    Embeds every record (not removed) that has no vector of the configured embedding
+    model, in batches committed one by one (an interrupted run keeps its progress),
+    and replaces vectors computed from content that has changed since.
+
+    \b
+    Example:  habitus memory index-vectors --store project
+    """
+    from habitus.embed import load_embedder
+    from habitus.memory import vectors
+
+    target = open_store(root, wait, store, io.read_request())
+    try:
+        if not target.exists():
+            raise HabitusError("not_found", f"{target.path}: no {target.name} memory store")
+        result = vectors.index(target, load_embedder(root), limit=limit)
+    finally:
+        target.close()
+    io.write_result(result, pretty=pretty)
 
 
 @cli.command("verify")

@@ -15,6 +15,7 @@ each issue is `{"code", "count", "ids"}` (at most MAX_IDS ids). Stable codes:
     fts_mismatch      an FTS row's text differs from its record's content
     fts_orphan        an FTS row belongs to no record
     fts_integrity     FTS5's own integrity-check failed (the index structure is damaged)
+    vector_stale      a vector was computed from other content than its record's (index-vectors mends it)
 
 Export writes every record (removed and expired included) as canonical JSON lines ordered by id.
 Import takes such lines, validates them all, and adds them in one transaction; an id already in the
@@ -32,7 +33,7 @@ from typing import IO, Any
 
 from habitus import io
 from habitus.errors import HabitusError
-from habitus.memory import core, records
+from habitus.memory import core, records, vectors
 from habitus.memory.search import index_text
 from habitus.memory.stores import MemoryStore
 from habitus.state import files
@@ -40,7 +41,7 @@ from habitus.state.db import translate
 from habitus.state.memory_store import FTS_TABLE_SQL
 
 MAX_IDS = 100
-TABLES = ("memory_meta", "memories", "memory_tags", "memory_pins", "memories_fts")
+TABLES = ("memory_meta", "memories", "memory_tags", "memory_pins", "memories_fts", "memory_vectors")
 
 
 class _Issues:
@@ -77,6 +78,8 @@ def verify(store: MemoryStore) -> dict[str, Any]:
         by_seq = _check_records(conn, issues)
         _check_tags(conn, by_seq, issues)
         _check_fts(store, conn, by_seq, issues)
+        for _, memory_id in vectors.stale(conn):
+            issues.add("vector_stale", memory_id)
     found = issues.report()
     return {"ok": not found, **report, "schema_version": version, "issues": found}
 
