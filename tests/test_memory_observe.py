@@ -430,3 +430,55 @@ def test_a_real_pi_session_observed_reflected_and_pruned(state_root: Path) -> No
     }
     assert protected <= left
     assert mem("verify").exit == 0
+
+
+# -- embedding similarity ----------------------------------------------------------------------------
+
+PARAPHRASES = [
+    ("user", "create a custom theme for me then open it with the code command"),
+    ("assistant", "Created the theme."),
+    ("user", "ok, create a new custom theme and open it with code command."),
+    ("user", "write some markdown here in chat, anything you can do in markdown"),
+]
+
+
+def test_embeddings_find_a_recurring_topic_that_words_miss(state_root: Path) -> None:
+    from habitus.embed import load_embedder
+    from habitus.memory import semantic, text
+
+    mem("observe", request=chat_request(chat=PARAPHRASES))
+    store = stores.open_store(StateRoot(state_root), "global", wait=5)
+    words = reflect.reflect(store, {"stream": "s1"}, measure=text.WORDS, now="2030-01-02T00:00:00.000Z")
+    assert words["reflected"] == 0 and words["similarity"] == "words"
+    conn = store.writer()
+    conn.execute("DELETE FROM memory_watermarks WHERE job = 'reflect'")  # consider them again
+    measure = semantic.EmbeddingMeasure(load_embedder(StateRoot(state_root)))
+    found = reflect.reflect(store, {"stream": "s1"}, measure=measure)
+    store.close()
+    assert found["similarity"] == "words+embeddings"
+    assert [i["content"] for i in found["items"]] == [
+        "Recurring: ok, create a new custom theme and open it with code command."
+    ]
+    assert len(found["items"][0]["metadata"]["supporting"]) == 2
+    # a paraphrase of an existing reflection is a restatement; a different fact is not
+    existing = ["Preference: tabs over spaces in every file"]
+    proposals = [
+        reflect.ReflectionProposal("Preference: use tabs instead of spaces in all files", ["x"]),
+        reflect.ReflectionProposal("Preference: never push to main", ["x"]),
+    ]
+    obs = [reflect.Observation(1, "x", "c", "high", "2030", "user", 0, True, False, [], {})]
+    assert [p.content for p in reflect.accept(proposals, obs, existing, measure)] == [
+        "Preference: never push to main"
+    ]
+    assert len(reflect.accept(proposals, obs, existing, text.WORDS)) == 2
+
+
+def test_reflect_and_prune_say_which_similarity_they_used(state_root: Path) -> None:
+    from habitus.state import config as configuration
+
+    mem("observe", request=chat_request(chat=PARAPHRASES))
+    assert mem("reflect", "--stream", "s1").result["similarity"] == "words+embeddings"
+    assert mem("prune", "--stream", "s1", "--dry-run").result["similarity"] == "words+embeddings"
+    configuration.set_value(StateRoot(state_root), "embed.model", "gone", wait=5)
+    fallback = mem("reflect", "--stream", "s1").result
+    assert fallback["similarity"] == "words" and fallback["similarity_error"] == "model_unavailable"

@@ -157,6 +157,18 @@ def _observe_hook(harness: str, request: dict[str, Any], *, stream: str | None, 
         target.close()
 
 
+def _measure(root: StateRoot, target: Any) -> tuple[Any, str | None]:
+    """Words and embeddings for an existing store (see habitus.memory.semantic); words alone, and why,
+    when the embedding model cannot be loaded. A missing store needs no model."""
+    from habitus.memory import semantic, text
+
+    return semantic.measure_for(root) if target.exists() else (text.WORDS, None)
+
+
+def _noted(result: dict[str, Any], problem: str | None) -> dict[str, Any]:
+    return result if problem is None else {**result, "similarity_error": problem}
+
+
 @click.command("reflect")
 @click.option("--stream", help="Which stream's observations to reflect on (default: default).")
 @store_option
@@ -183,10 +195,11 @@ def reflect_command(
     request = merge(io.read_request(), stream=stream)
     target = open_store(root, wait, store, request)
     try:
-        result = reflect.reflect(target, request, reflector=reflector)
+        measure, problem = _measure(root, target)
+        result = reflect.reflect(target, request, reflector=reflector, measure=measure)
     finally:
         target.close()
-    io.write_result(result, pretty=pretty)
+    io.write_result(_noted(result, problem), pretty=pretty)
 
 
 @click.command("prune")
@@ -223,8 +236,9 @@ def prune_command(budget: int | None, stream: str | None, dry_run: bool, store: 
     dropper = None if chosen is None else models.ModelDropper(config, *chosen)
     target = open_store(root, wait, store, request)
     try:
+        measure, problem = _measure(root, target) if dropper is None else (None, None)
         result = prune.prune(target, request, budget=tokens, dry_run=request.get("dry_run") is True,
-                             dropper=dropper)  # fmt: skip
+                             dropper=dropper, **({"measure": measure} if measure else {}))  # fmt: skip
     finally:
         target.close()
-    io.write_result(result, pretty=pretty)
+    io.write_result(_noted(result, problem), pretty=pretty)

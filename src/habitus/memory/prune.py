@@ -31,8 +31,7 @@ from habitus.memory.stores import MemoryStore
 from habitus.state.db import utc_now
 
 PASSES = 3
-SUPERSEDED = 0.6
-COVERED = 0.5
+SUPERSEDED = 0.6  # word overlap (see habitus.memory.semantic for why not meaning)
 
 
 def line_tokens(obs: Observation) -> int:
@@ -53,6 +52,9 @@ class RuleDropper:
     """Offline dropper: the three passes of the module doc, as (observation, reason) in drop order."""
 
     name = "rules"
+
+    def __init__(self, measure: text.Measure = text.WORDS) -> None:
+        self.measure = measure
 
     def candidates(
         self, number: int, pool: list[Observation], reflections: list[Observation], *, over: int = 0
@@ -92,14 +94,12 @@ class RuleDropper:
         self, pool: list[Observation], reflections: list[Observation]
     ) -> list[tuple[Observation, str]]:
         supported = {i for r in reflections for i in r.record["metadata"].get("supporting", [])}
+        low = [o for o in pool if o.relevance == "low"]
+        self.measure.prime([*(o.statement for o in low), *(r.statement for r in reflections)])
         out = [
             (o, "covered by a reflection")
-            for o in pool
-            if o.relevance == "low"
-            and (
-                o.id in supported
-                or any(text.similarity(o.statement, r.statement) >= COVERED for r in reflections)
-            )
+            for o in low
+            if o.id in supported or any(self.measure.covers(r.statement, o.statement) for r in reflections)
         ]
         run: list[Observation] = []
         for obs in [*pool, None]:
@@ -128,6 +128,7 @@ def prune(
     budget: int,
     dry_run: bool = False,
     dropper: Dropper | None = None,
+    measure: text.Measure = text.WORDS,
     now: str | None = None,
 ) -> dict[str, Any]:
     """Plan the passes on a snapshot of the pool (a model dropper may take its time: no lock is held),
@@ -135,9 +136,10 @@ def prune(
     that fails ends the passes: what earlier passes planned is applied, then the error is raised."""
     now = now or utc_now()
     stream = check_stream(request.get("stream"))
-    dropper = dropper or RuleDropper()
+    dropper = dropper or RuleDropper(measure)
     result: dict[str, Any] = {
         "store": store.name, "stream": stream, "budget": budget, "dry_run": dry_run, "dropper": dropper.name,
+        "similarity": measure.name if isinstance(dropper, RuleDropper) else None,
     }  # fmt: skip
     conn = store.reader() if store.exists() else None
     if conn is None:
