@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import shutil
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +15,7 @@ import orjson
 import pytest
 
 import memory_helpers
-from conftest import SHARED, needs_shared
+from conftest import BIN, REPO, SHARED, needs_shared
 from memory_helpers import claude_transcript, mem
 from obs_helpers import FIXTURES
 
@@ -222,3 +227,60 @@ def test_a_real_claude_code_session_in_bounded_runs(state_root: Path) -> None:
     found = observations()
     assert found and sum(1 for i in found if i["relevance"] == "critical") < len(found) / 2
     assert mem("verify").exit == 0
+
+
+# -- the Pi extension, run by node against a fake Pi --------------------------------------------------
+
+_TYPES = re.compile(
+    r"(?<=[\w)\]])\s*:\s*(?:any|boolean|void|string\[\]|string|Buffer|ExtensionAPI|Promise<string>)(?=[\s,)=;{])"
+)
+
+
+def _extension_as_commonjs() -> str:
+    source = (REPO / "integrations" / "pi" / "habitus-memory.ts").read_text()
+    source = re.sub(r"^import type .*$", "", source, flags=re.M)
+    source = source.replace(
+        'import { spawn } from "node:child_process";', 'const { spawn } = require("node:child_process");'
+    )
+    source = source.replace(
+        "export default function habitusMemory", "module.exports = function habitusMemory"
+    )
+    return _TYPES.sub("", source)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_the_pi_extension_injects_the_index_and_observes_the_session(
+    state_root: Path, tmp_path: Path
+) -> None:
+    record = mem("retain", "Never force-push to main").result["memory"]
+    session = shutil.copy(FIXTURES / "pi-excerpt.jsonl", tmp_path / "pi-session.jsonl")
+    (tmp_path / "ext.js").write_text(_extension_as_commonjs())
+    driver = tmp_path / "drive.js"
+    driver.write_text(
+        """
+const ext = require(process.argv[2]);
+const handlers = {};
+ext({ on: (name, fn) => { handlers[name] = fn; } });
+const ctx = { cwd: process.argv[3], sessionManager: { getSessionId: () => "p", getSessionFile: () => process.argv[4] } };
+(async () => {
+  const reply = await handlers.before_agent_start({ prompt: "hello", systemPrompt: "SYSTEM" }, ctx);
+  process.stdout.write(JSON.stringify(reply) + "\\n");
+  await handlers.agent_end({ messages: [] }, ctx);
+})();
+"""
+    )
+    env = {**os.environ, "HABITUS_BIN": str(BIN / "habitus"), "HABITUS_HOME": str(state_root)}
+    done = subprocess.run(["node", str(driver), str(tmp_path / "ext.js"), str(tmp_path), str(session)],
+                          capture_output=True, timeout=60, env=env, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    reply = json.loads(done.stdout.splitlines()[0])
+    assert (
+        reply["systemPrompt"].startswith("SYSTEM\n\nMemory index (habitus")
+        and record["id"] in reply["systemPrompt"]
+    )
+    for _ in range(200):  # the observe child is not awaited by the extension
+        found = mem("retrieve", "--kind", "observation").result["items"]
+        if found:
+            break
+        time.sleep(0.05)
+    assert found and {i["metadata"]["stream"] for i in found} == {"pi-session"}

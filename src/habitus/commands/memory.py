@@ -25,23 +25,31 @@ from habitus.state.root import StateRoot
 MAN = {
     "stdin": "Each subcommand reads one request object whose keys are its option names with underscores "
     '(for example {"content": "Use uv", "kind": "decision", "tags": ["python"]} for retain, or '
-    '{"query": "uv", "kind": ["decision"], "limit": 5} for retrieve); options given on the command line '
-    "win. When the positional argument (CONTENT, ID, QUERY) is given, stdin is not read. import reads "
-    "JSON lines (one record per line) from FILE or stdin. index --harness reads the harness's hook event. "
-    'observe reads {"stream", "start", "messages": [{"role", "text", "at", "tool", "error"}]}.',
+    '{"query": "uv", "kind": ["decision"], "limit": 5, "hybrid": true} for retrieve); options given on the '
+    "command line win. When the positional argument (CONTENT, ID, QUERY) is given, stdin is not read. "
+    "import reads JSON lines (one record per line) from FILE or stdin. index --harness and observe "
+    "--harness read the harness's hook event. observe reads "
+    '{"stream", "start", "messages": [{"role", "text", "at", "tool", "error"}]}, or nothing with --transcript.',
     "stdout": 'retain: {"v":1,"store","created","restored","memory"}. recall: {"v":1,"store","memory"|null}. '
     'retrieve: {"v":1,"total","items","mode","limit","offset","stores"}; over 50 KiB a summary with '
-    '"truncated":true. remove: {"v":1,"store","id","removed","purged","memory"}. pin/unpin: '
-    '{"v":1,"store","id","pinned","changed"}. index: {"v":1,"text","chars","budget","rows",...}, or in hook '
-    "mode the harness's context-injection object (nothing when there is nothing to inject). verify: "
+    '"truncated":true; with --hybrid also "hybrid":{"model","used"}, per store stores.NAME.hybrid '
+    '{"used","computed","missing","reason","hint"}, and items with "score","bm25","similarity". remove: '
+    '{"v":1,"store","id","removed","purged","memory"}. pin/unpin: {"v":1,"store","id","pinned","changed"}. '
+    'index: {"v":1,"text","chars","budget","rows",...}, or in hook mode the harness\'s context-injection '
+    "object (nothing when there is nothing to inject). index-vectors: "
+    '{"v":1,"store","path","model","computed","stale_replaced","missing"}. verify: '
     '{"v":1,"ok","issues":[{"code","count","ids"}],...} (exit 1 when issues). export: JSON lines, one '
     'canonical record each, or with --out {"v":1,"path","count"}. import: {"v":1,"store","imported"}. '
-    'observe: {"v":1,"store","stream","observed","duplicates","items","remaining","watermark"}. reflect: '
-    '{"v":1,"store","stream","reflected","items","considered","watermark"}. prune: {"v":1,"store","stream",'
-    '"budget","before_tokens","after_tokens","within_budget","passes","dropped"}.',
+    'observe: {"v":1,"store","stream","observer","observed","duplicates","dropped_sensitive","items",'
+    '"remaining","watermark":{"before","after"},"unit"} (nothing in hook mode). reflect: {"v":1,"store",'
+    '"stream","reflector","similarity","reflected","dropped_sensitive","items","considered","watermark"}. '
+    'prune: {"v":1,"store","stream","dropper","similarity","budget","before_tokens","after_tokens",'
+    '"within_budget","passes","dropped"}.',
     "files": "<root>/memory.sqlite (global store) and <repo>/.habitus/memory.sqlite (project store of the "
     "git repository around the current directory; its folder gets a .gitignore of *). recall, retrieve, "
-    "index, verify and export never create or migrate a store.",
+    "index, verify and export never create or migrate a store (retrieve --hybrid adds the vectors it "
+    "computes to an existing one). Reads config.toml (memory.*, embed.model, models.NAME with "
+    "memory.model).",
 }
 
 

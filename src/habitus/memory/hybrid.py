@@ -123,19 +123,33 @@ def _similar(
 
     where = " AND ".join(["v.model_id = ?", "v.dims = ?", *clauses])
     rows = conn.execute(
-        f"SELECT v.seq, v.vector, v.input FROM memory_vectors v JOIN memories m ON m.seq = v.seq WHERE {where}",
+        f"SELECT v.seq, v.vector FROM memory_vectors v JOIN memories m ON m.seq = v.seq WHERE {where}",
         [embedder.model_id, embedder.dims, *params],
     ).fetchall()
     if not rows:
         return []
-    matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype="<f4").reshape(len(rows), embedder.dims)
+    matrix = np.frombuffer(b"".join([row[1] for row in rows]), dtype="<f4").reshape(len(rows), embedder.dims)
     scores = matrix @ vector.astype(np.float32)
-    best = np.argsort(-scores, kind="stable")[:CANDIDATES]
-    chosen = [(int(rows[i][0]), float(scores[i]), rows[i][2]) for i in best if scores[i] >= MIN_SIMILARITY]
-    contents = dict(_column(conn, [seq for seq, _, _ in chosen], "content"))
-    if any(input_checksum(contents[seq]) != checksum for seq, _, checksum in chosen):
+    best = [i for i in np.argsort(-scores, kind="stable")[:CANDIDATES] if scores[i] >= MIN_SIMILARITY]
+    chosen = [(int(rows[i][0]), float(scores[i])) for i in best]
+    inputs = dict(_column(conn, [seq for seq, _ in chosen], "content"))
+    checksums = _vector_inputs(conn, [seq for seq, _ in chosen], embedder.model_id)
+    if any(input_checksum(inputs[seq]) != checksums.get(seq) for seq, _ in chosen):
         return None
-    return [(seq, score) for seq, score, _ in chosen]
+    return chosen
+
+
+def _vector_inputs(conn: Any, seqs: list[int], model_id: str) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for start in range(0, len(seqs), 500):
+        chunk = seqs[start : start + 500]
+        marks = ", ".join("?" for _ in chunk)
+        for seq, checksum in conn.execute(
+            f"SELECT seq, input FROM memory_vectors WHERE model_id = ? AND seq IN ({marks})",
+            [model_id, *chunk],
+        ):
+            out[int(seq)] = str(checksum)
+    return out
 
 
 def _column(conn: Any, seqs: list[int], column: str) -> list[tuple[int, Any]]:
