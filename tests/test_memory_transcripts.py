@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import time
@@ -15,9 +14,10 @@ import orjson
 import pytest
 
 import memory_helpers
-from conftest import BIN, REPO, SHARED, needs_shared
+from conftest import BIN, SHARED, needs_shared
 from memory_helpers import claude_transcript, mem
 from obs_helpers import FIXTURES
+from pi_helpers import extension_as_commonjs
 
 outside_any_repo = memory_helpers.outside_any_repo  # a fixture
 
@@ -231,22 +231,6 @@ def test_a_real_claude_code_session_in_bounded_runs(state_root: Path) -> None:
 
 # -- the Pi extension, run by node against a fake Pi --------------------------------------------------
 
-_TYPES = re.compile(
-    r"(?<=[\w)\]])\s*:\s*(?:any|boolean|void|string\[\]|string|Buffer|ExtensionAPI|Promise<string>)(?=[\s,)=;{])"
-)
-
-
-def _extension_as_commonjs() -> str:
-    source = (REPO / "integrations" / "pi" / "habitus-memory.ts").read_text()
-    source = re.sub(r"^import type .*$", "", source, flags=re.M)
-    source = source.replace(
-        'import { spawn } from "node:child_process";', 'const { spawn } = require("node:child_process");'
-    )
-    source = source.replace(
-        "export default function habitusMemory", "module.exports = function habitusMemory"
-    )
-    return _TYPES.sub("", source)
-
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_the_pi_extension_injects_the_index_and_observes_the_session(
@@ -254,7 +238,7 @@ def test_the_pi_extension_injects_the_index_and_observes_the_session(
 ) -> None:
     record = mem("retain", "Never force-push to main").result["memory"]
     session = shutil.copy(FIXTURES / "pi-excerpt.jsonl", tmp_path / "pi-session.jsonl")
-    (tmp_path / "ext.js").write_text(_extension_as_commonjs())
+    (tmp_path / "ext.js").write_text(extension_as_commonjs("habitus-memory.ts", "habitusMemory"))
     driver = tmp_path / "drive.js"
     driver.write_text(
         """

@@ -11,7 +11,7 @@ import click
 from habitus import io
 from habitus.commands.memory_common import merge, open_store, store_option
 from habitus.errors import HabitusError, bad_request
-from habitus.options import harness_option, output_options, state_options
+from habitus.options import harness_option, output_options, state_options, transcript_format_option
 from habitus.state.root import StateRoot
 
 # Hook events after which observe reads the transcript (a turn ended, or the session is ending).
@@ -49,14 +49,7 @@ def _model(config: Any) -> tuple[str, Any] | None:
     help="Read the next chunk of this transcript file (Claude Code, Codex or Pi JSONL) from the "
     "stream's byte watermark instead of a request.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["auto", "claude-code", "pi", "codex"]),
-    default="auto",
-    show_default=True,
-    help="Transcript format for --transcript; auto recognises it from the first lines.",
-)
+@transcript_format_option
 @click.option(
     "--chunk-chars",
     type=click.IntRange(1_000, 2_000_000),
