@@ -123,7 +123,7 @@ def test_the_model_is_told_what_is_already_known(state_root: Path) -> None:
         mem("observe", request=chat_request(chat=CHAT[:1]))
         second = mem("observe", request=chat_request(chat=[*CHAT[:1], ("user", "thanks")])).result
         known = sent(server, 1)["known"]
-    assert known == ["2030-01-01T10:00 [critical] User stated they are colorblind."]
+    assert known == ["2030-01-01 10:00 [critical] User stated they are colorblind."]
     assert second["observed"] == 0 and second["watermark"] == {"before": 1, "after": 2}
 
 

@@ -268,3 +268,20 @@ const ctx = { cwd: process.argv[3], sessionManager: { getSessionId: () => "p", g
             break
         time.sleep(0.05)
     assert found and {i["metadata"]["stream"] for i in found} == {"pi-session"}
+
+
+def test_two_observers_of_one_transcript_store_each_turn_once(state_root: Path, tmp_path: Path) -> None:
+    turns = [(f"Step {i}: please keep module {i} small.", f"Kept module {i} small.") for i in range(40)]
+    path = claude_transcript(tmp_path / "shared.jsonl", turns)
+    env = {**os.environ, "HABITUS_HOME": str(state_root)}
+    argv = [str(BIN / "habitus"), "memory", "observe", "--transcript", str(path), "--chunk-chars", "1000"]
+    for _ in range(12):
+        pair = [
+            subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) for _ in range(2)
+        ]
+        for process in pair:
+            out, err = process.communicate(timeout=60)
+            assert process.returncode == 0, err[-500:]
+    found = observations()
+    assert len(found) == 80 and len({(i["metadata"]["position"], i["metadata"]["role"]) for i in found}) == 80
+    assert mem("observe", "--transcript", str(path)).result["watermark"]["before"] == path.stat().st_size

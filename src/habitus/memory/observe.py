@@ -424,7 +424,8 @@ def known_lines(store: MemoryStore, stream: str, *, max_chars: int) -> list[str]
         ).fetchall()
         lines = []
         for content, relevance, at in rows:
-            line = content if kind == "reflection" else f"{str(at or '')[:16]} [{relevance}] {content}"
+            when = str(at or "")[:16].replace("T", " ")
+            line = content if kind == "reflection" else f"{when} [{relevance}] {content}"
             if used + len(line) + 1 > max_chars:
                 break
             used += len(line) + 1
