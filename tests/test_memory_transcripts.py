@@ -280,7 +280,7 @@ def test_two_observers_of_one_transcript_store_each_turn_once(state_root: Path, 
             subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) for _ in range(2)
         ]
         for process in pair:
-            out, err = process.communicate(timeout=60)
+            _, err = process.communicate(timeout=60)
             assert process.returncode == 0, err[-500:]
     found = observations()
     assert len(found) == 80 and len({(i["metadata"]["position"], i["metadata"]["role"]) for i in found}) == 80
