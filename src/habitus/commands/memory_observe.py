@@ -86,6 +86,7 @@ def observe_command(stream: str | None, transcript: Path | None, fmt: str, chunk
     """
     from habitus.memory import model as models
     from habitus.memory import observe
+    from habitus.memory import transcript as transcript_reader
 
     if harness is not None and transcript is not None:
         raise HabitusError("usage", "--transcript reads a file; it does not combine with --harness")
@@ -105,7 +106,9 @@ def observe_command(stream: str | None, transcript: Path | None, fmt: str, chunk
     if transcript is not None:
         target = open_store(root, wait, store, {})
         try:
-            result = observe.observe_transcript(target, transcript, stream=stream, format=fmt_name, **options)
+            result = transcript_reader.observe_transcript(
+                target, transcript, stream=stream, format=fmt_name, **options
+            )
         finally:
             target.close()
         io.write_result(result, pretty=pretty)
@@ -124,6 +127,7 @@ def _observe_hook(harness: str, request: dict[str, Any], *, stream: str | None, 
     """Hook mode: observe what the event points at; print nothing."""
     from habitus.harness.events import parse_event
     from habitus.memory import observe, stores
+    from habitus.memory import transcript as transcript_reader
 
     event = parse_event(harness, request)
     if event.kind not in OBSERVE_EVENTS:
@@ -133,14 +137,14 @@ def _observe_hook(harness: str, request: dict[str, Any], *, stream: str | None, 
     try:
         if event.transcript_path and harness != "gemini":  # Gemini's chat files are not JSONL
             fmt = None if harness == "generic" else harness
-            observe.observe_transcript(
+            transcript_reader.observe_transcript(
                 target, Path(event.transcript_path), stream=stream, format=fmt, **options
             )
         elif event.kind == "stop" and event.prompt and event.last_assistant_message:
             # No transcript to read: the event's own pair, numbered on from the stream's watermark.
             name = stream or observe.stream_name(event.session_id or observe.DEFAULT_STREAM)
             start = observe.watermark(target, "observe", observe.check_stream(name))
-            at = observe.iso(event.timestamp, observe.utc_now())
+            at = transcript_reader.iso(event.timestamp, observe.utc_now())
             messages = [
                 {"role": "user", "text": event.prompt, "at": at},
                 {"role": "assistant", "text": event.last_assistant_message, "at": at},

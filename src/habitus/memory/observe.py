@@ -8,8 +8,8 @@ Input, either a JSON request of messages (`observe`):
                    "at": "2026-11-30T22:44:34.123Z",   # default: now
                    "tool": "bash", "error": false}]}   # tool results: name, and whether it failed
 
-or a transcript file (`observe_transcript`: Claude Code, Codex or Pi JSONL, read with
-habitus.harness.transcripts from the stream's watermark, which then holds a byte offset).
+or a transcript file (habitus.memory.transcript: Claude Code, Codex or Pi JSONL, read from the
+stream's watermark, which then holds a byte offset).
 
 Messages before the stream's watermark were observed already and are skipped, so a caller may send the
 whole transcript every time. One run reads at most `chunk_chars` characters of new messages (at least
@@ -38,10 +38,8 @@ invariants on whatever an observer proposes.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, Protocol
 
 from habitus.errors import HabitusError, bad_request
@@ -359,7 +357,7 @@ def advance(
     )
 
 
-def _check_unit(stream: str, found: str | None, wanted: str) -> None:
+def check_unit(stream: str, found: str | None, wanted: str) -> None:
     if found is not None and found != wanted:
         raise bad_request(
             "stream",
@@ -434,7 +432,7 @@ def known_lines(store: MemoryStore, stream: str, *, max_chars: int) -> list[str]
     return out
 
 
-def _observe_chunk(
+def observe_chunk(
     store: MemoryStore,
     stream: str,
     chunk: list[Message],
@@ -527,128 +525,15 @@ def observe(
     messages = messages_from_request(request, now=now)
     observer = observer or RuleObserver()
     before, unit = watermark_row(store, "observe", stream)
-    _check_unit(stream, unit, "message")
+    check_unit(stream, unit, "message")
     fresh = [m for m in messages if m.position >= before]
     chunk = _chunk(fresh, chunk_chars)
     result: dict[str, Any] = {"store": store.name, "stream": stream, "observer": observer.name}
     if not chunk:
         return {**result, "observed": 0, "duplicates": 0, "dropped_sensitive": 0, "items": [],
                 "watermark": {"before": before, "after": before}, "unit": "message", "remaining": 0}  # fmt: skip
-    done = _observe_chunk(
+    done = observe_chunk(
         store, stream, chunk, before=before, after=chunk[-1].position + 1, unit="message",
         observer=observer, known_chars=known_chars, now=now,
     )  # fmt: skip
     return {**result, **done, "remaining": len(fresh) - len(chunk)}
-
-
-# -- transcripts -----------------------------------------------------------------------------------
-
-TRANSCRIPT_WINDOW_FACTOR = 16  # JSONL carries tool output and bookkeeping: read 16 bytes per message char
-MIN_TRANSCRIPT_WINDOW = 1024 * 1024
-
-
-def iso(value: str | None, fallback: str) -> str:
-    """value as habitus's timestamp form (ISO-8601 UTC with milliseconds), or fallback."""
-    if value and records.TIMESTAMP_RE.match(value):
-        return value
-    if value:
-        import datetime
-
-        try:
-            moment = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            return fallback
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=datetime.UTC)
-        moment = moment.astimezone(datetime.UTC)
-        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-    return fallback
-
-
-def turn_messages(turn: Any, *, now: str) -> list[Message]:
-    """The messages of one transcript turn, all at the byte offset where the turn starts: the prompt,
-    the agent's text, and each tool use that failed or that the user rejected."""
-    user_at = iso(turn.user_at, now)
-    at = iso(turn.assistant_at, user_at)
-    out = []
-    if turn.user.strip() and not turn.continued:
-        out.append(Message(turn.offset, "user", turn.user, user_at))
-    if turn.assistant.strip():
-        out.append(Message(turn.offset, "assistant", turn.assistant, at))
-    for use in turn.tools:
-        if use.status != "ok":
-            body = "rejected by the user" if use.status == "rejected" else "the call failed"
-            out.append(Message(turn.offset, "tool", body, at, (use.name or "tool")[:64], True))
-    return out
-
-
-def _fit(messages: list[Message], chunk_chars: int) -> list[Message]:
-    """One turn's messages cut to chunk_chars in all: prompts keep their head, the agent its tail."""
-    out, left = [], chunk_chars
-    for message in messages:
-        share = max(0, left // max(1, len(messages) - len(out)))
-        body = message.text
-        if len(body) > share:
-            body = body[:share] if message.role == "user" else body[len(body) - share :]
-        left -= len(body)
-        out.append(replace(message, text=body))
-    return out
-
-
-def observe_transcript(
-    store: MemoryStore,
-    path: Path,
-    *,
-    stream: str | None = None,
-    format: str | None = None,
-    chunk_chars: int,
-    observer: Observer | None = None,
-    known_chars: int = 0,
-    now: str | None = None,
-) -> dict[str, Any]:
-    """Observe the next bounded chunk of a transcript file, from the stream's byte watermark.
-
-    The stream defaults to the file name without its extension (a Claude Code session file is named by
-    its session id). Whole turns are taken while their text fits chunk_chars (at least one turn, cut to
-    fit); the watermark moves to the start of the first turn left out, or to the end of what was read.
-    A file now shorter than the watermark was replaced or truncated: refused (`stale`).
-    """
-    from habitus.harness.transcripts import read_transcript
-
-    now = now or utc_now()
-    path = Path(path)
-    stream = check_stream(stream if stream is not None else stream_name(path.stem))
-    observer = observer or RuleObserver()
-    before, unit = watermark_row(store, "observe", stream)
-    _check_unit(stream, unit, "byte")
-    result: dict[str, Any] = {"store": store.name, "stream": stream, "observer": observer.name}
-    try:
-        size = os.stat(path).st_size
-    except FileNotFoundError:
-        raise HabitusError("not_found", f"{path}: no such transcript file") from None
-    if size < before:
-        raise HabitusError(
-            "stale",
-            f"{path}: the file is shorter than what stream {stream} already observed (replaced or truncated?)",
-            hint="observe it under a new --stream",
-        )
-    window = max(MIN_TRANSCRIPT_WINDOW, chunk_chars * TRANSCRIPT_WINDOW_FACTOR)
-    part = read_transcript(path, start_offset=before, max_bytes=window, format=format)
-    chunk: list[Message] = []
-    after = part.end_offset
-    for index, turn in enumerate(part.turns):
-        messages = turn_messages(turn, now=now)
-        used = sum(len(m.text) for m in chunk)
-        if index and used + sum(len(m.text) for m in messages) > chunk_chars:
-            after = turn.offset
-            break
-        chunk += messages if index else _fit(messages, chunk_chars)
-    result["format"] = part.format
-    if after <= before:  # nothing complete to read yet (the agent is still writing a line)
-        return {**result, "observed": 0, "duplicates": 0, "dropped_sensitive": 0, "items": [],
-                "watermark": {"before": before, "after": before}, "unit": "byte", "remaining": size - before}  # fmt: skip
-    done = _observe_chunk(
-        store, stream, chunk, before=before, after=after, unit="byte",
-        observer=observer, known_chars=known_chars, now=now,
-    )  # fmt: skip
-    return {**result, **done, "remaining": max(0, size - after)}
