@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -204,3 +205,52 @@ def test_retain_never_loads_the_embedding_model(state_root: Path) -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, timeout=60, check=False)
     assert b'"created":true' in done.stdout, done.stderr[-500:]
     assert done.stderr.decode().rsplit("HEAVY=", 1)[1] == ""
+
+
+def test_locked_and_newer_stores(state_root: Path, tmp_path: Path) -> None:
+    from memory_helpers import claude_transcript
+    from test_db import HOLD_WRITER
+
+    fill()
+    transcript = claude_transcript(tmp_path / "t.jsonl", [("use tabs", "ok")])
+    observe_request = {"messages": [{"role": "user", "text": "I prefer tabs."}]}
+    acks = {"stream": "p", "messages": [{"role": "user", "text": "ok"}, {"role": "user", "text": "thanks"}]}
+    assert mem("observe", request=acks).result["observed"] == 2  # low: prune will want to drop them
+    db = state_root / "memory.sqlite"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_WRITER, str(db)], stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == b"held"
+        for args, request in (
+            (["index-vectors"], None),
+            (["observe", "--transcript", str(transcript)], None),
+            (["observe"], observe_request),
+            (["reflect"], None),
+            (["prune", "--budget", "0", "--stream", "p"], None),
+        ):
+            out = mem(*args, "--wait", "0.2", request=request)
+            assert out.exit == 75 and out.error["code"] == "state_locked", args
+        # a search does not wait on a writer to compute vectors: it answers with BM25, flagged
+        searched = hybrid("tabs", "--wait", "0.2")
+        assert searched["hybrid"]["used"] is False and searched["items"]
+    finally:
+        holder.kill()
+        holder.wait()
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA user_version = 99")
+    conn.close()
+    before = db.read_bytes()
+    for args, request in (
+        (["index-vectors"], None),
+        (["retrieve", "tabs", "--hybrid"], None),
+        (["observe", "--transcript", str(transcript)], None),
+        (["observe"], observe_request),
+        (["reflect"], None),
+        (["prune"], None),
+    ):
+        out = mem(*args, request=request)
+        assert out.exit == 3 and out.error["code"] == "schema_newer", args
+    assert db.read_bytes() == before
+    assert (
+        mem("index-vectors", "--store", "global", "--root", str(tmp_path / "empty")).error["code"]
+        == "not_found"
+    )

@@ -6,7 +6,8 @@ Per store (scores are never compared across stores):
    `vectors.LAZY_MAX` missing ones are computed on the spot (a first hybrid search of a small store
    just works); if any are still missing, the store **falls back to plain BM25**, and says so:
    `stores.NAME.hybrid = {"used": false, "reason": "vectors_missing", "missing": N, ...}` with a hint
-   to run `habitus memory index-vectors`. A vector that would be used (a candidate below) whose input
+   to run `habitus memory index-vectors` (also when another process holds the store's write lock, so
+   a search never waits on a writer to fill vectors in). A vector that would be used (a candidate below) whose input
    checksum no longer matches its record (content changed behind habitus's back) also falls back
    (`reason: vectors_stale`; hashing every vector on every query would cost too much at 100,000
    records, so `verify` checks them all). Fallback, not
@@ -28,6 +29,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from habitus.embed import input_checksum
+from habitus.errors import HabitusError
 from habitus.memory import query, records, vectors
 from habitus.memory.stores import MemoryStore
 
@@ -69,9 +71,16 @@ def retrieve(
     clauses, params = query.conditions(sel, now, page=False)
     gap = vectors.missing(conn, embedder.model_id, clauses, params)
     if gap:
-        info["computed"] = vectors.compute(
-            store, embedder, clauses=clauses, params=params, limit=vectors.LAZY_MAX
-        )
+        try:
+            info["computed"] = vectors.compute(
+                store, embedder, clauses=clauses, params=params, limit=vectors.LAZY_MAX
+            )
+        except HabitusError as exc:
+            if exc.code != "state_locked":
+                raise
+            return _fallback(
+                store, sel, now, info, "vectors_missing", gap
+            )  # a search never waits on a writer
         conn = store.reader()
         assert conn is not None
         gap = vectors.missing(conn, embedder.model_id, clauses, params)
