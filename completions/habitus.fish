@@ -79,6 +79,8 @@ function __habitus_node
                 set node 'memory import'
             case 'memory|index'
                 set node 'memory index'
+            case 'memory|index-vectors'
+                set node 'memory index-vectors'
             case 'memory|observe'
                 set node 'memory observe'
             case 'memory|pin'
@@ -279,6 +281,7 @@ complete -c habitus -n "test (__habitus_node) = 'habit show'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a export -d 'Export every record (removed and expired too) as JSON lines, ordered by id.'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a import -d 'Import records from JSON lines (as export writes them), all or nothing.'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a index -d 'Print the bounded memory index: pins first, then recent memories per store.'
+complete -c habitus -n "test (__habitus_node) = 'memory'" -a index-vectors -d 'Compute the embedding vectors that retrieve --hybrid needs.'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a observe -d 'Turn a transcript chunk into single-line observations rated by relevance.'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a pin -d 'Pin an active memory so that index lists it first.'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a prune -d 'Drop observations toward a token budget, in up to three passes.'
@@ -310,12 +313,21 @@ complete -c habitus -n "test (__habitus_node) = 'memory index'" -l pretty
 complete -c habitus -n "test (__habitus_node) = 'memory index'" -l root -r
 complete -c habitus -n "test (__habitus_node) = 'memory index'" -l store -x -a 'global project'
 complete -c habitus -n "test (__habitus_node) = 'memory index'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'memory index-vectors'" -l help
+complete -c habitus -n "test (__habitus_node) = 'memory index-vectors'" -l limit -r
+complete -c habitus -n "test (__habitus_node) = 'memory index-vectors'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'memory index-vectors'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'memory index-vectors'" -l store -x -a 'global project'
+complete -c habitus -n "test (__habitus_node) = 'memory index-vectors'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'memory observe'" -l chunk-chars -r
+complete -c habitus -n "test (__habitus_node) = 'memory observe'" -l format -x -a 'auto claude-code pi codex'
+complete -c habitus -n "test (__habitus_node) = 'memory observe'" -l harness -x -a 'claude-code codex gemini pi generic'
 complete -c habitus -n "test (__habitus_node) = 'memory observe'" -l help
 complete -c habitus -n "test (__habitus_node) = 'memory observe'" -l pretty
 complete -c habitus -n "test (__habitus_node) = 'memory observe'" -l root -r
 complete -c habitus -n "test (__habitus_node) = 'memory observe'" -l store -x -a 'global project'
 complete -c habitus -n "test (__habitus_node) = 'memory observe'" -l stream -r
+complete -c habitus -n "test (__habitus_node) = 'memory observe'" -l transcript -r
 complete -c habitus -n "test (__habitus_node) = 'memory observe'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'memory pin'" -l help
 complete -c habitus -n "test (__habitus_node) = 'memory pin'" -l pretty
@@ -377,6 +389,7 @@ complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l confidence
 complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l expires -x -a 'active expired any'
 complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l full
 complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l help
+complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l hybrid
 complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l importance-gte -r
 complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l importance-lte -r
 complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l kind -r

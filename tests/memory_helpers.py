@@ -74,3 +74,34 @@ def connect(path: Path) -> sqlite3.Connection:
 
 def seq_of(conn: sqlite3.Connection, memory_id: str) -> int:
     return int(conn.execute("SELECT seq FROM memories WHERE id = ?", (memory_id,)).fetchone()[0])
+
+
+def claude_transcript(
+    path: Path, turns: list[tuple[str, str]], *, session: str = "sess-1", append: bool = False
+) -> Path:
+    """Write (or append) Claude Code session lines: one user prompt and one assistant answer per turn,
+    linked by uuid/parentUuid, one minute apart."""
+    import orjson
+
+    lines = path.read_bytes().splitlines() if append and path.exists() else []
+    parent = orjson.loads(lines[-1])["uuid"] if lines else None
+    count = len(lines)
+    with open(path, "ab" if append else "wb") as out:
+        for prompt, answer in turns:
+            for role, body in (("user", prompt), ("assistant", answer)):
+                uid = f"{session}-{count}"
+                content: Any = body if role == "user" else [{"type": "text", "text": body}]
+                message: dict[str, Any] = {"role": role, "content": content}
+                if role == "assistant":
+                    message["stop_reason"] = "end_turn"
+                record = {
+                    "type": role,
+                    "uuid": uid,
+                    "parentUuid": parent,
+                    "sessionId": session,
+                    "timestamp": f"2030-01-01T10:{count // 2 % 60:02d}:{count % 2 * 30:02d}.000Z",
+                    "message": message,
+                }
+                out.write(orjson.dumps(record) + b"\n")
+                parent, count = uid, count + 1
+    return path

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -13,10 +12,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-from conftest import BIN, REPO, run_process
+from conftest import BIN, run_process
 from habitus.state import observations as obs
 from habitus.state.root import StateRoot
 from obs_helpers import enable, entry, lines, spawn_capture
+from pi_helpers import extension_as_commonjs
 
 
 def pair(tag: str, n: int) -> dict[str, str]:
@@ -130,25 +130,11 @@ def test_fault_injection_is_inert_without_its_variable(state_root: Path) -> None
 
 # -- the Pi extension, run by node against a fake Pi --------------------------------------------------
 
-_TYPES = re.compile(r"(?<=[\w)])\s*:\s*(?:any|boolean|void|string|ExtensionAPI)\b")
-
-
-def _extension_as_commonjs() -> str:
-    source = (REPO / "integrations" / "pi" / "habitus-capture.ts").read_text()
-    source = re.sub(r"^import type .*$", "", source, flags=re.M)
-    source = source.replace(
-        'import { spawn } from "node:child_process";', 'const { spawn } = require("node:child_process");'
-    )
-    source = source.replace(
-        "export default function habitusCapture", "module.exports = function habitusCapture"
-    )
-    return _TYPES.sub("", source)
-
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_the_pi_extension_sends_a_finished_run_to_habitus(state_root: Path, tmp_path: Path) -> None:
     enable(state_root)
-    (tmp_path / "ext.js").write_text(_extension_as_commonjs())
+    (tmp_path / "ext.js").write_text(extension_as_commonjs("habitus-capture.ts", "habitusCapture"))
     done = tmp_path / "done"
     wrapper = tmp_path / "habitus-wrapper"
     wrapper.write_text(f'#!/bin/sh\n"{BIN / "habitus"}" "$@"\necho $? > "{done}"\n')

@@ -77,16 +77,34 @@ def test_unresolved_pins_are_skipped_and_counted() -> None:
     assert out["text"].splitlines()[1].endswith(f"{kept['id']} kept")
 
 
-@pytest.mark.parametrize("event", ["SessionStart", "UserPromptSubmit"])
-def test_claude_code_hook_injects_the_index(event: str, state_root: Path) -> None:
+HOOK_EVENTS = [
+    ("claude-code", {"hook_event_name": "SessionStart", "session_id": "s"}, "SessionStart"),
+    ("claude-code", {"hook_event_name": "UserPromptSubmit", "prompt": "hi"}, "UserPromptSubmit"),
+    ("codex", {"hook_event_name": "SessionStart", "transcript_path": None, "model": "m"}, "SessionStart"),
+    ("codex", {"hook_event_name": "UserPromptSubmit", "prompt": "hi", "turn_id": "t"}, "UserPromptSubmit"),
+    ("gemini", {"hook_event_name": "SessionStart", "timestamp": "2030-01-01T00:00:00Z"}, "SessionStart"),
+    ("gemini", {"hook_event_name": "BeforeAgent", "prompt": "hi"}, "BeforeAgent"),
+    ("pi", {"hook_event_name": "session_start", "session_file": "/tmp/x.jsonl"}, None),
+    ("pi", {"hook_event_name": "before_agent_start", "prompt": "hi"}, None),
+    ("generic", {"user": "hi"}, None),
+]
+
+
+@pytest.mark.parametrize(("harness", "event", "name"), HOOK_EVENTS)
+def test_every_harness_gets_the_index_as_its_context(
+    harness: str, event: dict, name: str | None, state_root: Path
+) -> None:
     record = retain("use uv")
-    out = mem("index", "--harness", "claude-code", request={"hook_event_name": event, "session_id": "s"})
+    out = mem("index", "--harness", harness, request=event)
     assert out.exit == 0 and out.stderr == b""
     text = mem("index").result["text"]
-    assert orjson.loads(out.stdout) == {
-        "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
-    }
     assert record["id"] in text
+    expected = (
+        {"additionalContext": text}
+        if name is None
+        else {"hookSpecificOutput": {"hookEventName": name, "additionalContext": text}}
+    )
+    assert orjson.loads(out.stdout) == expected
 
 
 def test_hook_finds_the_project_from_the_event_cwd(
@@ -100,20 +118,22 @@ def test_hook_finds_the_project_from_the_event_cwd(
 
 
 @pytest.mark.parametrize(
-    ("harness", "event"),
+    ("harness", "request_body"),
     [
-        ("claude-code", "Stop"),
-        ("claude-code", None),
-        ("codex", "SessionStart"),
-        ("gemini", "SessionStart"),
-        ("pi", "SessionStart"),
-        ("generic", "SessionStart"),
+        ("claude-code", {"hook_event_name": "Stop"}),
+        ("claude-code", {}),
+        ("codex", {"hook_event_name": "Stop"}),
+        ("codex", {"type": "agent-turn-complete", "thread-id": "t"}),  # the notify program
+        ("gemini", {"hook_event_name": "AfterAgent"}),
+        ("pi", {"hook_event_name": "SessionStart"}),  # Pi's own name is session_start
+        ("pi", {"hook_event_name": "agent_end", "messages": []}),
+        ("generic", {"hook_event_name": "SessionStart"}),
+        ("generic", {"user": "hi", "assistant": "hello"}),  # a finished pair, not a prompt
     ],
 )
-def test_hook_mode_is_silent_when_it_has_nothing_to_say(harness: str, event: str | None) -> None:
+def test_hook_mode_is_silent_when_it_has_nothing_to_say(harness: str, request_body: dict) -> None:
     retain("something to index")
-    request = {} if event is None else {"hook_event_name": event}
-    out = mem("index", "--harness", harness, request=request)
+    out = mem("index", "--harness", harness, request=request_body)
     assert out.exit == 0 and out.stdout == b"" and out.stderr == b""
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import memory_helpers
@@ -223,6 +223,9 @@ def memory_records(draw: st.DrawFn) -> dict[str, Any]:
     )
     if draw(st.booleans()):
         metadata["source"] = draw(st.text(min_size=1, max_size=20))
+    # Text that redaction would change (a key named "token", something shaped like a phone number) is
+    # stored redacted, not as given: this property is about the text redaction leaves alone.
+    assume(records.is_clean({"content": content, "metadata": metadata, "namespace": "a", "tags": []}))
     return {
         "id": str(draw(st.uuids(version=4))),
         "content": content,

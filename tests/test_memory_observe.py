@@ -133,21 +133,22 @@ def test_duplicates_are_skipped(state_root: Path) -> None:
 class FailingObserver:
     name = "model:test"
 
-    def observe(self, messages: list[Message]) -> list[Proposal]:
+    def observe(self, messages: list[Message], known: list[str]) -> list[Proposal]:
         raise HabitusError("model_error", "the model timed out")
 
 
 class SloppyObserver:
     name = "model:sloppy"
 
-    def observe(self, messages: list[Message]) -> list[Proposal]:
+    def observe(self, messages: list[Message], known: list[str]) -> list[Proposal]:
         at = messages[0].at
         return [
             Proposal("two\nlines  of   text", "high", at, "user", messages[0].position),
             Proposal("unknown relevance", "urgent", at, "user", messages[0].position),
             Proposal("outside the chunk", "low", at, "user", 999),
-            Proposal("x" * 1000, "low", at, "assistant", messages[0].position),
+            Proposal("x" * 1000, "low", at, "assistant", messages[1].position, assertion=True),
             Proposal("bad time", "low", "yesterday", "user", messages[0].position),
+            Proposal("not who said it", "low", at, "assistant", messages[0].position),
         ]
 
 
@@ -158,7 +159,7 @@ def test_a_failed_observer_still_advances_the_watermark(state_root: Path) -> Non
     assert caught.value.code == "model_error"
     assert observe.watermark(store, "observe", "s1") == len(CHAT)
     row = store.writer().execute("SELECT runs, last_error FROM memory_watermarks").fetchone()
-    assert tuple(row) == (1, "model_error")
+    assert tuple(row) == (1, "model_error")  # the code, and a model's reason when it gives one
     retry = observe.observe(store, chat_request(), chunk_chars=60_000)
     assert retry["observed"] == 0 and retry["watermark"]["before"] == len(CHAT)
     store.close()
@@ -170,6 +171,8 @@ def test_invariants_hold_whatever_an_observer_proposes(state_root: Path) -> None
     store.close()
     contents = [i["content"] for i in result["items"]]
     assert contents == ["two lines of text", "x" * 279 + "…"]
+    # only a user's statement is an assertion, whatever the observer says
+    assert [i["metadata"]["assertion"] for i in result["items"]] == [False, False]
 
 
 @pytest.mark.parametrize(
@@ -298,7 +301,7 @@ def test_prune_runs_passes_in_order_and_never_drops_the_protected(state_root: Pa
     }
     assert left == PROTECTED | {"dup_b", "newer", "recent_medium"}
     removed = mem("retrieve", "--kind", "observation", "--removed", "only", "--limit", "100").result["items"]
-    assert {i["metadata"]["pruned"]["pass"] for i in removed} == {1, 2, 3}
+    assert {i["metadata"]["pruned"]["pass_number"] for i in removed} == {1, 2, 3}
     assert mem("retain", request={"id": made["ack"]}).result["restored"] is True
     assert mem("verify").exit == 0
 
@@ -427,3 +430,55 @@ def test_a_real_pi_session_observed_reflected_and_pruned(state_root: Path) -> No
     }
     assert protected <= left
     assert mem("verify").exit == 0
+
+
+# -- embedding similarity ----------------------------------------------------------------------------
+
+PARAPHRASES = [
+    ("user", "create a custom theme for me then open it with the code command"),
+    ("assistant", "Created the theme."),
+    ("user", "ok, create a new custom theme and open it with code command."),
+    ("user", "write some markdown here in chat, anything you can do in markdown"),
+]
+
+
+def test_embeddings_find_a_recurring_topic_that_words_miss(state_root: Path) -> None:
+    from habitus.embed import load_embedder
+    from habitus.memory import semantic, text
+
+    mem("observe", request=chat_request(chat=PARAPHRASES))
+    store = stores.open_store(StateRoot(state_root), "global", wait=5)
+    words = reflect.reflect(store, {"stream": "s1"}, measure=text.WORDS, now="2030-01-02T00:00:00.000Z")
+    assert words["reflected"] == 0 and words["similarity"] == "words"
+    conn = store.writer()
+    conn.execute("DELETE FROM memory_watermarks WHERE job = 'reflect'")  # consider them again
+    measure = semantic.EmbeddingMeasure(load_embedder(StateRoot(state_root)))
+    found = reflect.reflect(store, {"stream": "s1"}, measure=measure)
+    store.close()
+    assert found["similarity"] == "words+embeddings"
+    assert [i["content"] for i in found["items"]] == [
+        "Recurring: ok, create a new custom theme and open it with code command."
+    ]
+    assert len(found["items"][0]["metadata"]["supporting"]) == 2
+    # a paraphrase of an existing reflection is a restatement; a different fact is not
+    existing = ["Preference: tabs over spaces in every file"]
+    proposals = [
+        reflect.ReflectionProposal("Preference: use tabs instead of spaces in all files", ["x"]),
+        reflect.ReflectionProposal("Preference: never push to main", ["x"]),
+    ]
+    obs = [reflect.Observation(1, "x", "c", "high", "2030", "user", 0, True, False, [], {})]
+    assert [p.content for p in reflect.accept(proposals, obs, existing, measure)] == [
+        "Preference: never push to main"
+    ]
+    assert len(reflect.accept(proposals, obs, existing, text.WORDS)) == 2
+
+
+def test_reflect_and_prune_say_which_similarity_they_used(state_root: Path) -> None:
+    from habitus.state import config as configuration
+
+    mem("observe", request=chat_request(chat=PARAPHRASES))
+    assert mem("reflect", "--stream", "s1").result["similarity"] == "words+embeddings"
+    assert mem("prune", "--stream", "s1", "--dry-run").result["similarity"] == "words+embeddings"
+    configuration.set_value(StateRoot(state_root), "embed.model", "gone", wait=5)
+    fallback = mem("reflect", "--stream", "s1").result
+    assert fallback["similarity"] == "words" and fallback["similarity_error"] == "model_unavailable"

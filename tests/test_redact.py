@@ -63,6 +63,30 @@ def test_surrounding_text_survives_redaction() -> None:
     assert count == 1
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "note: aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "see: password=hunter2",
+        "mode=fast token=abc123def456",
+        "a:b:c:password=hunter2 and more",
+    ],
+)
+def test_an_assignment_inside_another_ones_value_is_found(text: str) -> None:
+    """`note: password=x` first matches as the (harmless) assignment `note: password=x`; the search
+    must resume inside its value rather than after it."""
+    clean, count = redact(text)
+    assert count == 1 and "[REDACTED:secret]" in clean
+    assert "hunter2" not in clean and "wJalrXUtn" not in clean and "abc123def456" not in clean
+    assert looks_sensitive(text) and not looks_sensitive(clean)
+
+
+def test_a_long_secret_value_is_redacted_whole() -> None:
+    value = "Ab1" * 400
+    clean, count = redact(f"api_key={value} tail")
+    assert (clean, count) == ("api_key=[REDACTED:secret] tail", 1)
+
+
 def test_redaction_is_idempotent_on_the_corpus() -> None:
     for row in SECRETS:
         once, _ = redact(row["text"])
@@ -140,7 +164,7 @@ def test_adversarial_inputs_do_not_backtrack_for_ever() -> None:
 
     probe = (
         "from habitus.redact import redact, looks_sensitive\n"
-        "units = ['a-', 'word-', '1-', '-eyJ', 'eyJ-', 'Bearer //', 'a.', 'a@b.', 'x' * 20 + '\\n']\n"
+        "units = ['a-', 'word-', '1-', '-eyJ', 'eyJ-', 'Bearer //', 'a.', 'a@b.', 'x' * 20 + '\\n', 'a:', 'k=']\n"
         "for unit in units:\n"
         "    text = unit * (128 * 1024 // len(unit))\n"
         "    looks_sensitive(redact(text)[0])\n"

@@ -78,3 +78,15 @@ def harness_option(f: F) -> F:
         help="Hook mode: speak this harness's hook protocol; on failure exit 0 with no output "
         "and log the error to <root>/errors.jsonl.",
     )(f)
+
+
+def transcript_format_option(f: F) -> F:
+    """--format: which transcript format a --transcript file is (auto: recognised from its first lines)."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["auto", "claude-code", "pi", "codex"]),
+        default="auto",
+        show_default=True,
+        help="Transcript format for --transcript; auto recognises it from the first lines.",
+    )(f)

@@ -9,7 +9,13 @@ import click
 
 from habitus import io
 from habitus.errors import HabitusError, bad_request
-from habitus.options import harness_option, output_options, state_options, stream_options
+from habitus.options import (
+    harness_option,
+    output_options,
+    state_options,
+    stream_options,
+    transcript_format_option,
+)
 from habitus.state import config as configuration
 from habitus.state.root import StateRoot
 
@@ -36,14 +42,7 @@ MAN = {
     metavar="FILE",
     help="Import a whole transcript file (Claude Code, Pi or Codex JSONL). Importing twice adds nothing.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["auto", "claude-code", "pi", "codex"]),
-    default="auto",
-    show_default=True,
-    help="Transcript format for --transcript; auto recognises it from the first lines.",
-)
+@transcript_format_option
 @harness_option
 @state_options
 @stream_options

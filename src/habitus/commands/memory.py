@@ -25,23 +25,31 @@ from habitus.state.root import StateRoot
 MAN = {
     "stdin": "Each subcommand reads one request object whose keys are its option names with underscores "
     '(for example {"content": "Use uv", "kind": "decision", "tags": ["python"]} for retain, or '
-    '{"query": "uv", "kind": ["decision"], "limit": 5} for retrieve); options given on the command line '
-    "win. When the positional argument (CONTENT, ID, QUERY) is given, stdin is not read. import reads "
-    "JSON lines (one record per line) from FILE or stdin. index --harness reads the harness's hook event. "
-    'observe reads {"stream", "start", "messages": [{"role", "text", "at", "tool", "error"}]}.',
+    '{"query": "uv", "kind": ["decision"], "limit": 5, "hybrid": true} for retrieve); options given on the '
+    "command line win. When the positional argument (CONTENT, ID, QUERY) is given, stdin is not read. "
+    "import reads JSON lines (one record per line) from FILE or stdin. index --harness and observe "
+    "--harness read the harness's hook event. observe reads "
+    '{"stream", "start", "messages": [{"role", "text", "at", "tool", "error"}]}, or nothing with --transcript.',
     "stdout": 'retain: {"v":1,"store","created","restored","memory"}. recall: {"v":1,"store","memory"|null}. '
     'retrieve: {"v":1,"total","items","mode","limit","offset","stores"}; over 50 KiB a summary with '
-    '"truncated":true. remove: {"v":1,"store","id","removed","purged","memory"}. pin/unpin: '
-    '{"v":1,"store","id","pinned","changed"}. index: {"v":1,"text","chars","budget","rows",...}, or in hook '
-    "mode the harness's context-injection object (nothing when there is nothing to inject). verify: "
+    '"truncated":true; with --hybrid also "hybrid":{"model","used"}, per store stores.NAME.hybrid '
+    '{"used","computed","missing","reason","hint"}, and items with "score","bm25","similarity". remove: '
+    '{"v":1,"store","id","removed","purged","memory"}. pin/unpin: {"v":1,"store","id","pinned","changed"}. '
+    'index: {"v":1,"text","chars","budget","rows",...}, or in hook mode the harness\'s context-injection '
+    "object (nothing when there is nothing to inject). index-vectors: "
+    '{"v":1,"store","path","model","computed","stale_replaced","missing"}. verify: '
     '{"v":1,"ok","issues":[{"code","count","ids"}],...} (exit 1 when issues). export: JSON lines, one '
     'canonical record each, or with --out {"v":1,"path","count"}. import: {"v":1,"store","imported"}. '
-    'observe: {"v":1,"store","stream","observed","duplicates","items","remaining","watermark"}. reflect: '
-    '{"v":1,"store","stream","reflected","items","considered","watermark"}. prune: {"v":1,"store","stream",'
-    '"budget","before_tokens","after_tokens","within_budget","passes","dropped"}.',
+    'observe: {"v":1,"store","stream","observer","observed","duplicates","dropped_sensitive","items",'
+    '"remaining","watermark":{"before","after"},"unit"} (nothing in hook mode). reflect: {"v":1,"store",'
+    '"stream","reflector","similarity","reflected","dropped_sensitive","items","considered","watermark"}. '
+    'prune: {"v":1,"store","stream","dropper","similarity","budget","before_tokens","after_tokens",'
+    '"within_budget","passes","dropped"}.',
     "files": "<root>/memory.sqlite (global store) and <repo>/.habitus/memory.sqlite (project store of the "
     "git repository around the current directory; its folder gets a .gitignore of *). recall, retrieve, "
-    "index, verify and export never create or migrate a store.",
+    "index, verify and export never create or migrate a store (retrieve --hybrid adds the vectors it "
+    "computes to an existing one). Reads config.toml (memory.*, embed.model, models.NAME with "
+    "memory.model).",
 }
 
 
@@ -200,6 +208,12 @@ def recall_command(
 @click.option("--limit", type=int, help="Page size, 1..1000 (default 20).")
 @click.option("--offset", type=int, help="Records to skip, 0..1000000 (default 0).")
 @click.option("--full", is_flag=True, help="Never summarise: print every item whole even past 50 KiB.")
+@click.option(
+    "--hybrid",
+    is_flag=True,
+    help="Add embedding similarity to BM25 (reciprocal rank fusion); falls back to BM25, flagged, "
+    "when vectors are missing (see index-vectors).",
+)
 @store_option
 @state_options
 @output_options
@@ -222,6 +236,7 @@ def retrieve_command(
     limit: int | None,
     offset: int | None,
     full: bool,
+    hybrid: bool,
     store: str | None,
     root: StateRoot,
     wait: float,
@@ -231,11 +246,14 @@ def retrieve_command(
 
     QUERY uses FTS5 syntax (AND, OR, NOT, "phrase", prefix*); a query it cannot
     parse is searched literally instead, never refused. Hyphenated terms are literal.
+    --hybrid also ranks by meaning with the embedding model (stores.NAME.hybrid says
+    whether each store used it or fell back to BM25 because vectors were missing).
 
     \b
     Examples:
       habitus memory retrieve "deploy NOT staging" --kind decision
       habitus memory retrieve --both --tag python --order-by importance --limit 5
+      habitus memory retrieve "which database do we use" --hybrid
     """
     from habitus.memory import bound, stores
     from habitus.memory import query as search_query
@@ -264,6 +282,7 @@ def retrieve_command(
         order=order,
         limit=limit,
         offset=offset,
+        hybrid=hybrid or None,
         **ranges,
     )
     sel = search_query.selector(merged)
@@ -272,7 +291,16 @@ def retrieve_command(
         raise HabitusError("usage", "--both and --store exclude each other")
     targets = stores.both(root, wait=wait) if both else [open_store(root, wait, store, merged)]
     try:
-        result = search_query.retrieve_all(targets, sel, now=timestamp())
+        one = None
+        if sel.hybrid and any(target.exists() for target in targets):
+            from habitus.embed import load_embedder
+            from habitus.memory.hybrid import Searcher
+
+            one = Searcher(load_embedder(root), sel.query or "")
+        result = search_query.retrieve_all(targets, sel, now=timestamp(), one=one)
+        if sel.hybrid:
+            used = [s.get("hybrid", {}).get("used", True) for s in result["stores"].values()]
+            result["hybrid"] = {"model": None if one is None else one.embedder.model_id, "used": all(used)}
     finally:
         for target in targets:
             target.close()
@@ -362,8 +390,10 @@ def index_command(
     """Print the bounded memory index: pins first, then recent memories per store.
 
     Without --store: the project store (inside a repository) and the global store.
-    In hook mode (--harness claude-code, for SessionStart or UserPromptSubmit hooks)
-    the index is emitted as additional context, and nothing at all when it is empty.
+    In hook mode (--harness, for session-start or prompt hooks: Claude Code and Codex
+    SessionStart/UserPromptSubmit, Gemini SessionStart/BeforeAgent, Pi session_start/
+    before_agent_start, a generic {"user"}) the index is emitted as the harness's
+    additional context, and nothing at all when it is empty or the event takes none.
 
     \b
     Examples:
@@ -374,7 +404,14 @@ def index_command(
     from habitus.state import config as configuration
 
     request = io.read_request()
-    cwd = request.get("cwd") if harness else None
+    event = None
+    if harness is not None:
+        from habitus.harness.events import parse_event
+
+        event = parse_event(harness, request)
+        if event.kind not in ("session_start", "prompt"):
+            return  # only these events take injected context: nothing to read or say
+    cwd = event.cwd if event is not None else None
     cwd_path = Path(cwd) if isinstance(cwd, str) and os.path.isabs(cwd) else None
     if budget is None:
         budget = (
@@ -393,14 +430,46 @@ def index_command(
     finally:
         for target in targets:
             target.close()
-    if harness is None:
+    if harness is None or event is None:
         io.write_result(result, pretty=pretty)
         return
-    event = request.get("hook_event_name")
-    # Only Claude Code's context injection is spoken here; the other harnesses get nothing until the
-    # shared harness adapter (habitus.harness) lands.
-    if harness == "claude-code" and event in ("SessionStart", "UserPromptSubmit") and result["text"]:
-        io.write_raw({"hookSpecificOutput": {"hookEventName": event, "additionalContext": result["text"]}})
+    from habitus.harness.events import context_output
+
+    reply = context_output(harness, event, result["text"])
+    if reply is not None:
+        io.write_raw(reply)
+
+
+@cli.command("index-vectors")
+@click.option(
+    "--limit", type=click.IntRange(1, 10_000_000), help="Compute at most this many vectors in this run."
+)
+@store_option
+@state_options
+@output_options
+def index_vectors_command(
+    limit: int | None, store: str | None, root: StateRoot, wait: float, pretty: bool
+) -> None:
+    """Compute the embedding vectors that retrieve --hybrid needs.
+
+    Embeds every record (not removed) that has no vector of the configured embedding
+    model, in batches committed one by one (an interrupted run keeps its progress),
+    and replaces vectors computed from content that has changed since.
+
+    \b
+    Example:  habitus memory index-vectors --store project
+    """
+    from habitus.embed import load_embedder
+    from habitus.memory import vectors
+
+    target = open_store(root, wait, store, io.read_request())
+    try:
+        if not target.exists():
+            raise HabitusError("not_found", f"{target.path}: no {target.name} memory store")
+        result = vectors.index(target, load_embedder(root), limit=limit)
+    finally:
+        target.close()
+    io.write_result(result, pretty=pretty)
 
 
 @cli.command("verify")

@@ -1,22 +1,27 @@
-"""habitus memory observe | reflect | prune: observational memory, offline (rule-based) for now."""
+"""habitus memory observe | reflect | prune: observational memory, offline rules or a configured model."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import click
 
 from habitus import io
 from habitus.commands.memory_common import merge, open_store, store_option
-from habitus.errors import bad_request
-from habitus.options import output_options, state_options
+from habitus.errors import HabitusError, bad_request
+from habitus.options import harness_option, output_options, state_options, transcript_format_option
 from habitus.state.root import StateRoot
 
+# Hook events after which observe reads the transcript (a turn ended, or the session is ending).
+OBSERVE_EVENTS = ("stop", "session_end", "pre_compact")
 
-def _setting(root: StateRoot, key: str) -> Any:
+
+def _config(root: StateRoot) -> Any:
     from habitus.state import config as configuration
 
-    return configuration.load(root).get(key)
+    return configuration.load(root)
 
 
 def _positive(value: Any, field: str, maximum: int) -> int:
@@ -25,42 +30,140 @@ def _positive(value: Any, field: str, maximum: int) -> int:
     return value
 
 
+def _model(config: Any) -> tuple[str, Any] | None:
+    from habitus.memory import model
+
+    return model.configured(config)
+
+
 @click.command("observe")
 @click.option(
-    "--stream", help="Whose watermark this transcript advances (default: default), e.g. a session id."
+    "--stream",
+    help="Whose watermark this advances, e.g. a session id (default: default; with --transcript the "
+    "file name without its extension).",
 )
+@click.option(
+    "--transcript",
+    type=click.Path(path_type=Path, dir_okay=False),
+    metavar="FILE",
+    help="Read the next chunk of this transcript file (Claude Code, Codex or Pi JSONL) from the "
+    "stream's byte watermark instead of a request.",
+)
+@transcript_format_option
 @click.option(
     "--chunk-chars",
     type=click.IntRange(1_000, 2_000_000),
-    help="Most characters read in this run (default: the memory.observe_chunk_chars setting).",
+    help="Most characters read in this run (default: the memory.observe_chunk_chars setting; with a "
+    "model, at most 20% of its context).",
 )
 @store_option
+@harness_option
 @state_options
 @output_options
-def observe_command(stream: str | None, chunk_chars: int | None, store: str | None, root: StateRoot, wait: float,
+def observe_command(stream: str | None, transcript: Path | None, fmt: str, chunk_chars: int | None,
+                    store: str | None, harness: str | None, root: StateRoot, wait: float,
                     pretty: bool) -> None:  # fmt: skip
     """Turn a transcript chunk into single-line observations rated by relevance.
 
     Reads {"stream", "start", "messages": [{"role", "text", "at", "tool"}]}: roles are
     user, assistant or tool; "start" is the transcript position of the first message.
+    Or, with --transcript FILE, the file itself from where the last run stopped.
     Messages before the stream's watermark are skipped; the watermark always advances
-    past what a run read, even when nothing was worth observing.
+    past what a run read, even when nothing was worth observing or the observer failed.
+    Text is redacted before any observer (or model) sees it.
+
+    In hook mode (--harness, for Stop, SessionEnd or PreCompact hooks) the event's
+    transcript_path is read the same way, under the stream named after the file; an
+    event without one (a Gemini AfterAgent, a generic pair) is observed as its two
+    messages. Nothing is printed in hook mode.
 
     \b
-    Example:
+    Examples:
       echo '{"stream": "s1", "messages": [{"role": "user", "text": "Never push to main."}]}' \\
         | habitus memory observe --store project
+      habitus memory observe --transcript ~/.claude/projects/x/0b6f….jsonl
+      habitus memory observe --harness claude-code          # in a Stop hook
     """
+    from habitus.memory import model as models
     from habitus.memory import observe
+    from habitus.memory import transcript as transcript_reader
 
+    if harness is not None and transcript is not None:
+        raise HabitusError("usage", "--transcript reads a file; it does not combine with --harness")
+    config = _config(root)
+    chars = chunk_chars or config.get("memory.observe_chunk_chars")
+    observer, known = None, 0
+    chosen = _model(config)
+    if chosen is not None:
+        name, budget = chosen
+        observer = models.ModelObserver(config, name)
+        chars, known = min(chars, budget.observe_chunk), budget.observe_known
+    fmt_name = None if fmt == "auto" else fmt
+    options = {"chunk_chars": chars, "observer": observer, "known_chars": known}
+    if harness is not None:
+        _observe_hook(harness, io.read_request(), stream=stream, store=store, root=root, wait=wait, **options)
+        return
+    if transcript is not None:
+        target = open_store(root, wait, store, {})
+        try:
+            result = transcript_reader.observe_transcript(
+                target, transcript, stream=stream, format=fmt_name, **options
+            )
+        finally:
+            target.close()
+        io.write_result(result, pretty=pretty)
+        return
     request = merge(io.read_request(), stream=stream)
     target = open_store(root, wait, store, request)
     try:
-        chars = chunk_chars or _setting(root, "memory.observe_chunk_chars")
-        result = observe.observe(target, request, chunk_chars=chars)
+        result = observe.observe(target, request, **options)
     finally:
         target.close()
     io.write_result(result, pretty=pretty)
+
+
+def _observe_hook(harness: str, request: dict[str, Any], *, stream: str | None, store: str | None,
+                  root: StateRoot, wait: float, **options: Any) -> None:  # fmt: skip
+    """Hook mode: observe what the event points at; print nothing."""
+    from habitus.harness.events import parse_event
+    from habitus.memory import observe, stores
+    from habitus.memory import transcript as transcript_reader
+
+    event = parse_event(harness, request)
+    if event.kind not in OBSERVE_EVENTS:
+        return
+    cwd = Path(event.cwd) if event.cwd and os.path.isabs(event.cwd) else None
+    target = stores.open_store(root, store or "global", wait=wait, cwd=cwd)
+    try:
+        if event.transcript_path and harness != "gemini":  # Gemini's chat files are not JSONL
+            fmt = None if harness == "generic" else harness
+            transcript_reader.observe_transcript(
+                target, Path(event.transcript_path), stream=stream, format=fmt, **options
+            )
+        elif event.kind == "stop" and event.prompt and event.last_assistant_message:
+            # No transcript to read: the event's own pair, numbered on from the stream's watermark.
+            name = stream or observe.stream_name(event.session_id or observe.DEFAULT_STREAM)
+            start = observe.watermark(target, "observe", observe.check_stream(name))
+            at = transcript_reader.iso(event.timestamp, observe.utc_now())
+            messages = [
+                {"role": "user", "text": event.prompt, "at": at},
+                {"role": "assistant", "text": event.last_assistant_message, "at": at},
+            ]
+            observe.observe(target, {"stream": name, "start": start, "messages": messages}, **options)
+    finally:
+        target.close()
+
+
+def _measure(root: StateRoot, target: Any) -> tuple[Any, str | None]:
+    """Words and embeddings for an existing store (see habitus.memory.semantic); words alone, and why,
+    when the embedding model cannot be loaded. A missing store needs no model."""
+    from habitus.memory import semantic, text
+
+    return semantic.measure_for(root) if target.exists() else (text.WORDS, None)
+
+
+def _noted(result: dict[str, Any], problem: str | None) -> dict[str, Any]:
+    return result if problem is None else {**result, "similarity_error": problem}
 
 
 @click.command("reflect")
@@ -74,20 +177,26 @@ def reflect_command(
     """Crystallise stable facts from new observations into reflections.
 
     Each run considers the observations added since the last one (its watermark
-    always advances). Reflections are durable, never pruned, and listed by index.
+    always advances; a model is shown what fits its context and the rest waits).
+    Reflections are durable, never pruned, and listed by index.
 
     \b
     Example:  habitus memory reflect --stream s1 --store project | jq -r '.items[].content'
     """
+    from habitus.memory import model as models
     from habitus.memory import reflect
 
+    config = _config(root)
+    chosen = _model(config)
+    reflector = None if chosen is None else models.ModelReflector(config, *chosen)
     request = merge(io.read_request(), stream=stream)
     target = open_store(root, wait, store, request)
     try:
-        result = reflect.reflect(target, request)
+        measure, problem = _measure(root, target)
+        result = reflect.reflect(target, request, reflector=reflector, measure=measure)
     finally:
         target.close()
-    io.write_result(result, pretty=pretty)
+    io.write_result(_noted(result, problem), pretty=pretty)
 
 
 @click.command("prune")
@@ -108,21 +217,25 @@ def prune_command(budget: int | None, stream: str | None, dry_run: bool, store: 
 
     Duplicates and superseded ones go first, then low ones covered by reflections,
     then older low and medium ones. Critical observations, user assertions and
-    completions are never dropped; dropping is a soft removal.
+    completions are never dropped, whoever proposes it; dropping is a soft removal.
 
     \b
     Example:  habitus memory prune --budget 10000 --stream s1 --store project
     """
+    from habitus.memory import model as models
     from habitus.memory import prune
 
+    config = _config(root)
     request = merge(io.read_request(), stream=stream, budget=budget, dry_run=dry_run or None)
     tokens = request.get("budget")
-    tokens = (
-        _setting(root, "memory.prune_budget") if tokens is None else _positive(tokens, "budget", 10_000_000)
-    )
+    tokens = config.get("memory.prune_budget") if tokens is None else _positive(tokens, "budget", 10_000_000)
+    chosen = _model(config)
+    dropper = None if chosen is None else models.ModelDropper(config, *chosen)
     target = open_store(root, wait, store, request)
     try:
-        result = prune.prune(target, request, budget=tokens, dry_run=request.get("dry_run") is True)
+        measure, problem = _measure(root, target) if dropper is None else (None, None)
+        result = prune.prune(target, request, budget=tokens, dry_run=request.get("dry_run") is True,
+                             dropper=dropper, **({"measure": measure} if measure else {}))  # fmt: skip
     finally:
         target.close()
-    io.write_result(result, pretty=pretty)
+    io.write_result(_noted(result, problem), pretty=pretty)

@@ -1,7 +1,8 @@
 """Memory mutations and single-record reads: retain, recall, remove (soft or purge), pin, unpin.
 
 Every write is one `BEGIN IMMEDIATE` transaction that keeps the canonical row, its tag rows and its FTS
-row in step (there are no triggers: each write path below maintains all three). Requests are validated
+row in step (there are no triggers: each write path below maintains all three); a patch that changes
+content also deletes the record's vectors (habitus.memory.vectors), and purge deletes them by cascade. Requests are validated
 before a store is opened, so bad input never creates a database.
 """
 
@@ -94,6 +95,8 @@ def retain(store: MemoryStore, request: Mapping[str, Any], *, now: str | None = 
             write_tags(conn, seq, new["tags"])
         if new["content"] != old["content"] or old["removed_at"] is not None:
             _refresh_fts(conn, seq, new)
+        if new["content"] != old["content"]:
+            conn.execute("DELETE FROM memory_vectors WHERE seq = ?", (seq,))  # computed from the old text
     return {"store": store.name, "created": False, "restored": old["removed_at"] is not None, "memory": new}
 
 

@@ -7,12 +7,15 @@ each issue is `{"code", "count", "ids"}` (at most MAX_IDS ids). Stable codes:
     sqlite_integrity  PRAGMA integrity_check found damage
     foreign_key       PRAGMA foreign_key_check found dangling rows
     memory_field      a stored record fails record validation
+    memory_sensitive  a stored record holds text that redaction would change or refuse (written before
+                      redaction, or by another program): patch it with retain --id, or purge it
     tag_field         memory_tags rows differ from the record's tags
     fts_missing       an active record has no FTS row
     fts_removed       a removed record still has an FTS row
     fts_mismatch      an FTS row's text differs from its record's content
     fts_orphan        an FTS row belongs to no record
     fts_integrity     FTS5's own integrity-check failed (the index structure is damaged)
+    vector_stale      a vector was computed from other content than its record's (index-vectors mends it)
 
 Export writes every record (removed and expired included) as canonical JSON lines ordered by id.
 Import takes such lines, validates them all, and adds them in one transaction; an id already in the
@@ -30,7 +33,7 @@ from typing import IO, Any
 
 from habitus import io
 from habitus.errors import HabitusError
-from habitus.memory import core, records
+from habitus.memory import core, records, vectors
 from habitus.memory.search import index_text
 from habitus.memory.stores import MemoryStore
 from habitus.state import files
@@ -38,7 +41,7 @@ from habitus.state.db import translate
 from habitus.state.memory_store import FTS_TABLE_SQL
 
 MAX_IDS = 100
-TABLES = ("memory_meta", "memories", "memory_tags", "memory_pins", "memories_fts")
+TABLES = ("memory_meta", "memories", "memory_tags", "memory_pins", "memories_fts", "memory_vectors")
 
 
 class _Issues:
@@ -75,6 +78,8 @@ def verify(store: MemoryStore) -> dict[str, Any]:
         by_seq = _check_records(conn, issues)
         _check_tags(conn, by_seq, issues)
         _check_fts(store, conn, by_seq, issues)
+        for _, memory_id in vectors.stale(conn):
+            issues.add("vector_stale", memory_id)
     found = issues.report()
     return {"ok": not found, **report, "schema_version": version, "issues": found}
 
@@ -100,7 +105,7 @@ def _check_records(
         memory_id = str(row["id"])
         try:
             record = records.from_row(row)
-            valid = records.full(record)
+            valid = records.full(record, redact=False)
             if records.stored_form(valid) != record or row["source"] != record["metadata"].get("source"):
                 raise ValueError("not in canonical form")
         except (HabitusError, ValueError, TypeError):
@@ -108,6 +113,8 @@ def _check_records(
             tags = None  # reported once, as memory_field
         else:
             tags = record["tags"]
+            if not records.is_clean(record):
+                issues.add("memory_sensitive", memory_id)
         by_seq[int(row["seq"])] = (memory_id, tags, str(row["content"]), row["removed_at"] is not None)
     return by_seq
 

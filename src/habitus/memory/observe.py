@@ -1,6 +1,6 @@
 """`memory observe`: turn a transcript chunk into single-line observations rated by relevance.
 
-Input (for now a JSON request; transcript-file readers come with the harness adapters):
+Input, either a JSON request of messages (`observe`):
 
     {"stream": "session-42",            # whose watermark; default "default"
      "start": 0,                         # transcript position of messages[0] (default 0)
@@ -8,10 +8,19 @@ Input (for now a JSON request; transcript-file readers come with the harness ada
                    "at": "2026-11-30T22:44:34.123Z",   # default: now
                    "tool": "bash", "error": false}]}   # tool results: name, and whether it failed
 
+or a transcript file (habitus.memory.transcript: Claude Code, Codex or Pi JSONL, read from the
+stream's watermark, which then holds a byte offset).
+
 Messages before the stream's watermark were observed already and are skipped, so a caller may send the
 whole transcript every time. One run reads at most `chunk_chars` characters of new messages (at least
-one message); the rest is reported as `remaining` for the next run. The watermark always advances past
-what the run read: an empty run, or one whose observer failed, never re-reads the same messages forever.
+one message, or one transcript turn); the rest is reported as `remaining` for the next run. The
+watermark always advances past what the run read: an empty run, or one whose observer failed, never
+re-reads the same messages forever. A watermark counts messages or bytes (`unit`); a stream keeps the
+unit it started with.
+
+Privacy: each message is redacted before any observer sees it (so a model never receives a secret); a
+message that still looks sensitive is skipped and counted in `dropped_sensitive`, as is an observation
+whose text does.
 
 Relevance follows the observational-memory rubric:
   critical  persistent preferences and identity, explicit corrections, completions not to be redone
@@ -21,14 +30,16 @@ Relevance follows the observational-memory rubric:
 User assertions (statements by the user) and completions are flagged; prune never drops them, nor any
 critical observation.
 
-The observer is pluggable: `RuleObserver` is the offline default. A model observer implements the same
-`Observer.observe(messages) -> list[Proposal]`; `accept` enforces the invariants on whatever it proposes.
+The observer is pluggable: `RuleObserver` is the offline default, `habitus.memory.model.ModelObserver`
+asks a configured language model. Both implement `Observer.observe(messages, known) -> list[Proposal]`
+(`known`: the stream's reflections and recent observations, one per line); `accept` enforces the
+invariants on whatever an observer proposes.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from habitus.errors import HabitusError, bad_request
@@ -72,7 +83,7 @@ class Proposal:
 class Observer(Protocol):
     name: str
 
-    def observe(self, messages: list[Message]) -> list[Proposal]: ...
+    def observe(self, messages: list[Message], known: list[str]) -> list[Proposal]: ...
 
 
 # -- the offline observer --------------------------------------------------------------------------
@@ -148,7 +159,7 @@ class RuleObserver:
 
     name = "rules"
 
-    def observe(self, messages: list[Message]) -> list[Proposal]:
+    def observe(self, messages: list[Message], known: list[str] | None = None) -> list[Proposal]:
         out = []
         for message in messages:
             proposal = self._one(message)
@@ -229,7 +240,17 @@ def check_stream(value: Any) -> str:
         return DEFAULT_STREAM
     if not isinstance(value, str) or not STREAM_RE.match(value):
         raise bad_request("stream", "expected 1-128 letters, digits, '.', '_', ':' or '-'")
+    from habitus.redact import looks_sensitive
+
+    if looks_sensitive(value):  # stream names are stored (watermarks, metadata) and cannot be redacted
+        raise records.sensitive("stream")
     return value
+
+
+def stream_name(text: str) -> str:
+    """A valid stream name made from text (a session id or a transcript's file name)."""
+    name = re.sub(r"[^A-Za-z0-9._:-]+", "-", text).lstrip("._:-")[:128]
+    return name or "transcript"
 
 
 def messages_from_request(request: dict[str, Any], *, now: str) -> list[Message]:
@@ -271,11 +292,22 @@ def _chunk(messages: list[Message], chunk_chars: int) -> list[Message]:
         taken.append(message)
         size += len(message.text)
     if taken and len(taken[0].text) > chunk_chars:
-        first = taken[0]
-        taken[0] = Message(
-            first.position, first.role, first.text[:chunk_chars], first.at, first.tool, first.error
-        )
+        taken[0] = replace(taken[0], text=taken[0].text[:chunk_chars])
     return taken
+
+
+def _redacted(chunk: list[Message]) -> tuple[list[Message], int]:
+    """The chunk's messages with their text redacted, and how many still looked sensitive (left out)."""
+    from habitus.redact import looks_sensitive, redact
+
+    out, dropped = [], 0
+    for message in chunk:
+        clean, _ = redact(message.text)
+        if looks_sensitive(clean):
+            dropped += 1
+            continue
+        out.append(replace(message, text=clean))
+    return out, dropped
 
 
 # -- watermarks ------------------------------------------------------------------------------------
@@ -283,9 +315,19 @@ def _chunk(messages: list[Message], chunk_chars: int) -> list[Message]:
 
 def watermark(store: MemoryStore, job: str, stream: str) -> int:
     """The stream's position for job (0 when the store or the watermark does not exist yet)."""
+    return watermark_row(store, job, stream)[0]
+
+
+def watermark_row(store: MemoryStore, job: str, stream: str) -> tuple[int, str | None]:
+    """(position, unit) of the stream's watermark for job; (0, None) when there is none yet."""
     if not store.exists():
-        return 0
-    return position(store.writer(), job, stream)
+        return 0, None
+    row = (
+        store.writer()
+        .execute("SELECT position, unit FROM memory_watermarks WHERE job = ? AND stream = ?", (job, stream))
+        .fetchone()
+    )
+    return (0, None) if row is None else (int(row[0]), str(row[1]))
 
 
 def position(conn: Any, job: str, stream: str) -> int:
@@ -296,33 +338,58 @@ def position(conn: Any, job: str, stream: str) -> int:
 
 
 def advance(
-    conn: Any, job: str, stream: str, position: int, produced: int, error: str | None, now: str
+    conn: Any,
+    job: str,
+    stream: str,
+    position: int,
+    produced: int,
+    error: str | None,
+    now: str,
+    unit: str = "message",
 ) -> None:
     """Move a watermark forward (never back) and count the run, in the caller's transaction."""
     conn.execute(
-        "INSERT INTO memory_watermarks (job, stream, position, runs, produced, last_error, updated_at) "
-        "VALUES (?, ?, ?, 1, ?, ?, ?) ON CONFLICT (job, stream) DO UPDATE SET "
+        "INSERT INTO memory_watermarks (job, stream, position, runs, produced, last_error, updated_at, unit) "
+        "VALUES (?, ?, ?, 1, ?, ?, ?, ?) ON CONFLICT (job, stream) DO UPDATE SET "
         "position = max(position, excluded.position), runs = runs + 1, produced = produced + excluded.produced, "
         "last_error = excluded.last_error, updated_at = excluded.updated_at",
-        (job, stream, position, produced, error, now),
+        (job, stream, position, produced, error, now, unit),
     )
+
+
+def check_unit(stream: str, found: str | None, wanted: str) -> None:
+    if found is not None and found != wanted:
+        raise bad_request(
+            "stream",
+            f"this stream's watermark counts {found}s (it was fed "
+            f"{'a transcript file' if found == 'byte' else 'messages'}); use another --stream",
+        )
+
+
+def error_label(error: HabitusError) -> str:
+    """What the watermark records about a failed run: the code, and a model's reason."""
+    reason = error.details.get("reason")
+    return f"{error.code}:{reason}" if isinstance(reason, str) else error.code
 
 
 # -- observe ---------------------------------------------------------------------------------------
 
 
 def accept(proposals: list[Proposal], chunk: list[Message]) -> list[Proposal]:
-    """Enforce the invariants on proposals from any observer: a known position inside the chunk, a
-    relevance from the rubric, single-line bounded content, a valid timestamp. Others are dropped."""
-    positions = {m.position for m in chunk}
+    """Enforce the invariants on proposals from any observer: a message of that role at that position
+    inside the chunk, a relevance from the rubric, single-line bounded content, a valid timestamp; only
+    a user's statement is an assertion. Others are dropped."""
+    speakers = {(m.position, m.role) for m in chunk}
     kept = []
     for proposal in proposals:
         content = text.clip(text.one_line(proposal.content), OBSERVATION_CHARS)
-        if proposal.position not in positions or proposal.relevance not in IMPORTANCE or not content:
+        if (proposal.position, proposal.role) not in speakers or proposal.relevance not in IMPORTANCE:
             continue
-        if proposal.role not in ROLES or not records.TIMESTAMP_RE.match(proposal.at):
+        if not content or not records.TIMESTAMP_RE.match(proposal.at):
             continue
         proposal.content = content
+        proposal.assertion = proposal.assertion is True and proposal.role == "user"
+        proposal.completion = proposal.completion is True
         kept.append(proposal)
     return kept
 
@@ -339,31 +406,54 @@ def existing_keys(conn: Any, stream: str) -> set[str]:
     return {text.normal(row[0]) for row in rows}
 
 
-def observe(
+def known_lines(store: MemoryStore, stream: str, *, max_chars: int) -> list[str]:
+    """The stream's reflections, then its most recent observations, rendered one per line (oldest first
+    within each kind), at most max_chars in all: what an observer is told is already captured."""
+    conn = store.reader() if store.exists() else None
+    if conn is None or max_chars <= 0:
+        return []
+    out: list[str] = []
+    used = 0
+    for kind in ("reflection", "observation"):
+        rows = conn.execute(
+            "SELECT content, relevance, json_extract(metadata, '$.at') FROM memories WHERE kind = ? "
+            "AND +removed_at IS NULL AND json_extract(metadata, '$.stream') = ? ORDER BY seq DESC LIMIT 500",
+            (kind, stream),
+        ).fetchall()
+        lines = []
+        for content, relevance, at in rows:
+            when = str(at or "")[:16].replace("T", " ")
+            line = content if kind == "reflection" else f"{when} [{relevance}] {content}"
+            if used + len(line) + 1 > max_chars:
+                break
+            used += len(line) + 1
+            lines.append(line)
+        out += reversed(lines)
+    return out
+
+
+def observe_chunk(
     store: MemoryStore,
-    request: dict[str, Any],
+    stream: str,
+    chunk: list[Message],
     *,
-    chunk_chars: int,
-    observer: Observer | None = None,
-    now: str | None = None,
+    before: int,
+    after: int,
+    unit: str,
+    observer: Observer,
+    known_chars: int,
+    now: str,
 ) -> dict[str, Any]:
-    now = now or utc_now()
-    stream = check_stream(request.get("stream"))
-    messages = messages_from_request(request, now=now)
-    observer = observer or RuleObserver()
-    before = watermark(store, "observe", stream)
-    fresh = [m for m in messages if m.position >= before]
-    chunk = _chunk(fresh, chunk_chars)
-    result: dict[str, Any] = {"store": store.name, "stream": stream, "observer": observer.name}
-    if not chunk:
-        return {**result, "observed": 0, "duplicates": 0, "items": [], "remaining": 0,
-                "watermark": {"before": before, "after": before}}  # fmt: skip
-    after = chunk[-1].position + 1
+    """Observe one bounded chunk and move the watermark to `after` (whatever the observer did)."""
+    visible, dropped = _redacted(chunk)
     error: HabitusError | None = None
-    try:
-        proposals = accept(observer.observe(chunk), chunk)
-    except HabitusError as exc:  # e.g. a model that failed: still advance, then report it
-        proposals, error = [], exc
+    proposals: list[Proposal] = []
+    if visible:
+        known = known_lines(store, stream, max_chars=known_chars) if known_chars else []
+        try:
+            proposals = accept(observer.observe(visible, known), visible)
+        except HabitusError as exc:  # e.g. a model that failed: still advance, then report it
+            error = exc
     conn = store.writer()
     items: list[dict[str, Any]] = []
     duplicates = 0
@@ -376,39 +466,74 @@ def observe(
             if key in seen:
                 duplicates += 1
                 continue
+            try:
+                record = records.create(_request(proposal, stream, observer.name), scope=store.name, now=now)
+            except HabitusError as exc:
+                if exc.code != "sensitive_content":
+                    raise
+                dropped += 1
+                continue
             seen.add(key)
-            record = records.create(
-                {
-                    "content": proposal.content,
-                    "kind": "observation",
-                    "relevance": proposal.relevance,
-                    "importance": IMPORTANCE[proposal.relevance],
-                    "tags": ["observation"],
-                    "metadata": {
-                        "source": "observe",
-                        "observer": observer.name,
-                        "stream": stream,
-                        "role": proposal.role,
-                        "at": proposal.at,
-                        "position": proposal.position,
-                        "assertion": proposal.assertion,
-                        "completion": proposal.completion,
-                        "signals": proposal.signals,
-                    },
-                },
-                scope=store.name,
-                now=now,
-            )
             core.insert(conn, record)
             items.append(record)
-        advance(conn, "observe", stream, after, len(items), error.code if error else None, now)
+        advance(conn, "observe", stream, after, len(items), error_label(error) if error else None, now, unit)
     if error is not None:
         raise error
     return {
-        **result,
         "observed": len(items),
         "duplicates": duplicates,
+        "dropped_sensitive": dropped,
         "items": items,
-        "remaining": len(fresh) - len(chunk),
         "watermark": {"before": before, "after": after},
+        "unit": unit,
     }
+
+
+def _request(proposal: Proposal, stream: str, observer: str) -> dict[str, Any]:
+    return {
+        "content": proposal.content,
+        "kind": "observation",
+        "relevance": proposal.relevance,
+        "importance": IMPORTANCE[proposal.relevance],
+        "tags": ["observation"],
+        "metadata": {
+            "source": "observe",
+            "observer": observer,
+            "stream": stream,
+            "role": proposal.role,
+            "at": proposal.at,
+            "position": proposal.position,
+            "assertion": proposal.assertion,
+            "completion": proposal.completion,
+            "signals": proposal.signals,
+        },
+    }
+
+
+def observe(
+    store: MemoryStore,
+    request: dict[str, Any],
+    *,
+    chunk_chars: int,
+    observer: Observer | None = None,
+    known_chars: int = 0,
+    now: str | None = None,
+) -> dict[str, Any]:
+    """Observe the new messages of an observe request (one bounded chunk of them)."""
+    now = now or utc_now()
+    stream = check_stream(request.get("stream"))
+    messages = messages_from_request(request, now=now)
+    observer = observer or RuleObserver()
+    before, unit = watermark_row(store, "observe", stream)
+    check_unit(stream, unit, "message")
+    fresh = [m for m in messages if m.position >= before]
+    chunk = _chunk(fresh, chunk_chars)
+    result: dict[str, Any] = {"store": store.name, "stream": stream, "observer": observer.name}
+    if not chunk:
+        return {**result, "observed": 0, "duplicates": 0, "dropped_sensitive": 0, "items": [],
+                "watermark": {"before": before, "after": before}, "unit": "message", "remaining": 0}  # fmt: skip
+    done = observe_chunk(
+        store, stream, chunk, before=before, after=chunk[-1].position + 1, unit="message",
+        observer=observer, known_chars=known_chars, now=now,
+    )  # fmt: skip
+    return {**result, **done, "remaining": len(fresh) - len(chunk)}

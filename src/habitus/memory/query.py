@@ -12,6 +12,7 @@ Selector fields (request keys; the command line has a flag for each):
                  importance | confidence
     order        asc | desc (default: best first for relevance, asc for id, desc for the others)
     limit        1..1000 (default 20);  offset 0..1,000,000 (default 0)
+    hybrid       true: add vector similarity to the ranking (needs a query; see habitus.memory.hybrid)
 
 With a query, relevance is `bm25()` ascending (best first), ties broken by importance (higher first),
 then id. Every other order is broken by id. Items carry their `store`, and `score` (= -bm25, higher
@@ -21,8 +22,9 @@ is better, comparable only within one store and one query) when a query ran.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from habitus.errors import bad_request
 from habitus.memory import records, search
@@ -35,6 +37,7 @@ RANGE_OPS = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 MAX_LIMIT = 1000
 MAX_OFFSET = 1_000_000
 MAX_QUERY_CHARS = 4096
+T = TypeVar("T")
 
 
 @dataclass
@@ -52,6 +55,7 @@ class Selector:
     order: str = "desc"
     limit: int = 20
     offset: int = 0
+    hybrid: bool = False
 
 
 def _strings(value: Any, name: str, check: Any) -> list[str]:
@@ -107,7 +111,7 @@ def selector(request: dict[str, Any]) -> Selector:
         scopes=_strings(request.get("scope"), "scope", lambda v, n: records.check_choice(v, n, SCOPES)),
         namespaces=_strings(request.get("namespace"), "namespace", records.check_slug),
         sources=_strings(request.get("source"), "source", _source),
-        tags=records.check_tags(request.get("tags") or [], "tags"),
+        tags=records.check_tags(request.get("tags") or [], "tags", stored=False),
         ranges=_range(request.get("importance"), "importance")
         + _range(request.get("confidence"), "confidence"),
         expires=records.check_choice(
@@ -119,6 +123,12 @@ def selector(request: dict[str, Any]) -> Selector:
         limit=_integer(request.get("limit"), "limit", 1, MAX_LIMIT, 20),
         offset=_integer(request.get("offset"), "offset", 0, MAX_OFFSET, 0),
     )
+    hybrid = request.get("hybrid", False)
+    if not isinstance(hybrid, bool):
+        raise bad_request("hybrid", "expected true or false")
+    sel.hybrid = hybrid
+    if hybrid and sel.query is None:
+        raise bad_request("hybrid", "hybrid search needs a query")
     if sel.query is not None and sel.removed != "exclude":
         raise bad_request(
             "removed", "search covers records that are not removed; list removed ones without a query"
@@ -127,12 +137,14 @@ def selector(request: dict[str, Any]) -> Selector:
     sel.order_by = records.check_choice(request.get("order_by", default_order), "order_by", ORDER_FIELDS)
     if sel.order_by == "relevance" and sel.query is None:
         raise bad_request("order_by", "relevance needs a query")
+    if sel.hybrid and sel.order_by != "relevance":
+        raise bad_request("order_by", "hybrid search orders by relevance")
     default_direction = "asc" if sel.order_by in ("relevance", "id") else "desc"
     sel.order = records.check_choice(request.get("order", default_direction), "order", ("asc", "desc"))
     return sel
 
 
-def _where(sel: Selector, now: str, *, page: bool) -> tuple[list[str], list[Any]]:
+def conditions(sel: Selector, now: str, *, page: bool) -> tuple[list[str], list[Any]]:
     """WHERE clauses and parameters. For a page, the (unselective) liveness tests are written `+col`
     so that the planner walks the ORDER BY index instead of sorting every live record; counts keep
     them indexable (memories_live is a covering index for them)."""
@@ -190,22 +202,43 @@ def retrieve(store: MemoryStore, sel: Selector, *, now: str) -> dict[str, Any]:
         return {"store": store.name, "total": 0, "items": [], "mode": mode}
     if sel.query is None:
         return {"store": store.name, **_page(store, conn, sel, now, None), "mode": mode}
-    match = search.prepare(sel.query)
+    mode, page = searched(store, sel.query, lambda match: _page(store, conn, sel, now, match))
+    return {"store": store.name, **(page or {"total": 0, "items": []}), "mode": mode}
+
+
+def searched(store: MemoryStore, query: str, run: Callable[[str], T]) -> tuple[str, T | None]:
+    """run(MATCH expression) for the query as FTS5 syntax, else for its literal form: (mode, result),
+    result None when nothing searchable is left. Only FTS5 refusing the query falls back."""
+    match = search.prepare(query)
     if match:
         try:
-            return {"store": store.name, **_page(store, conn, sel, now, match), "mode": "fts"}
+            return "fts", run(match)
         except sqlite3.OperationalError as exc:
             if not search.is_syntax_error(str(exc)):
                 raise translate(exc, store.path) from None
-    match = search.literal(sel.query)
+    match = search.literal(query)
     if not match:
-        return {"store": store.name, "total": 0, "items": [], "mode": "literal"}
+        return "literal", None
     try:
-        return {"store": store.name, **_page(store, conn, sel, now, match), "mode": "literal"}
+        return "literal", run(match)
     except sqlite3.OperationalError as exc:
         if not search.is_syntax_error(str(exc)):
             raise translate(exc, store.path) from None
-        return {"store": store.name, "total": 0, "items": [], "mode": "literal"}
+        return "literal", None
+
+
+def ranked(
+    conn: sqlite3.Connection, sel: Selector, now: str, match: str, cap: int
+) -> list[tuple[int, float]]:
+    """(seq, bm25) of the best `cap` matches, best first (hybrid search fuses these with vectors)."""
+    clauses, params = conditions(sel, now, page=False)
+    where = " AND ".join(["memories_fts MATCH ?", *clauses])
+    rows = conn.execute(
+        "SELECT m.seq, bm25(memories_fts) AS bm FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid "
+        f"WHERE {where} ORDER BY bm ASC, m.importance DESC, m.id ASC LIMIT ?",
+        [match, *params, cap],
+    ).fetchall()
+    return [(int(row[0]), float(row[1])) for row in rows]
 
 
 def _page(
@@ -218,7 +251,7 @@ def _page(
         score = ", bm25(memories_fts) AS bm"
 
     def where(page: bool) -> tuple[str, list[Any]]:
-        clauses, params = _where(sel, now, page=page)
+        clauses, params = conditions(sel, now, page=page)
         if match is not None:
             clauses.insert(0, "memories_fts MATCH ?")
             params.insert(0, match)
@@ -241,20 +274,30 @@ def _page(
     return {"total": total, "items": items}
 
 
-def retrieve_all(stores: list[MemoryStore], sel: Selector, *, now: str) -> dict[str, Any]:
+def retrieve_all(
+    stores: list[MemoryStore],
+    sel: Selector,
+    *,
+    now: str,
+    one: Callable[..., dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """One page over the stores in order (project then global for --both): totals add up, and the
-    page runs on from one store into the next. Identity is (store, id); scores are per store."""
+    page runs on from one store into the next. Identity is (store, id); scores are per store.
+    `one(store, sel, now=)` searches one store (default: retrieve; habitus.memory.hybrid passes its own)."""
+    one = one or retrieve
     items: list[dict[str, Any]] = []
     total, offset, mode = 0, sel.offset, "list"
     summary: dict[str, Any] = {}
     for store in stores:
         want = sel.limit - len(items)
-        part = retrieve(store, replace(sel, offset=offset, limit=max(want, 1)), now=now)
+        part = one(store, replace(sel, offset=offset, limit=max(want, 1)), now=now)
         items += part["items"][: max(want, 0)]
         offset = max(0, offset - part["total"])
         total += part["total"]
         mode = part["mode"]
         summary[store.name] = {"path": str(store.path), "exists": store.exists(), "total": part["total"]}
+        if "hybrid" in part:
+            summary[store.name]["hybrid"] = part["hybrid"]
     return {
         "total": total,
         "items": items,

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from habitus import io
-from habitus.errors import bad_request
+from habitus.errors import HabitusError, bad_request
 from habitus.state.memory_store import KINDS, RELEVANCES, SCOPES
 
 FIELDS = (
@@ -61,18 +61,67 @@ TIMESTAMP_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 TIMESTAMP_FORM = "an ISO-8601 UTC timestamp with milliseconds, like 2030-01-01T00:00:00.000Z"
 
 
-# -- redaction -------------------------------------------------------------------------------------
+# -- redaction ------------------------------------------------------------------------------------
 
 
-def redact_content(text: str) -> str:
+def sensitive(field: str) -> HabitusError:
+    return HabitusError(
+        "sensitive_content",
+        f"request.{field}: still looks like a secret after redaction; nothing was stored",
+        hint="remove the secret (key, token, password) from the text and retry",
+    )
+
+
+def redact_content(text: str, field: str = "content") -> str:
     """THE single place where memory text is redacted before it is stored (DESIGN.md section 10).
 
-    Every write path (retain, patch, import, observe, reflect) reaches content through `check_content`,
-    which calls this. TODO(redact): the shared redactor `habitus.redact` is being written on the capture
-    branch; when it lands, call it here (and drop text it still flags as sensitive). Until then this is
-    the identity, deliberately: there must be one redactor, not two.
+    Every write path (retain, patch, import, observe, reflect, prune notes) reaches stored text through
+    `check_content`, `check_metadata` or `check_slug(..., stored=True)`, which call this or
+    `redact_metadata`. Text that still looks sensitive after redaction is refused (`sensitive_content`):
+    retain and import fail, observe and reflect skip it and count it.
     """
-    return text
+    from habitus.redact import looks_sensitive, redact
+
+    clean, _ = redact(text)
+    if looks_sensitive(clean):
+        raise sensitive(field)
+    return clean
+
+
+def redact_metadata(value: dict[str, Any], field: str = "metadata") -> dict[str, Any]:
+    """metadata with every string value redacted (and secret-named keys' values replaced); refused when
+    a key or value still looks sensitive afterwards."""
+    from habitus.redact import looks_sensitive, redact_obj
+
+    clean, _ = redact_obj(value)
+
+    def check(node: Any, where: str) -> None:
+        if isinstance(node, str):
+            if looks_sensitive(node):
+                raise sensitive(where)
+        elif isinstance(node, list):
+            for index, item in enumerate(node):
+                check(item, f"{where}[{index}]")
+        elif isinstance(node, dict):
+            for key, item in node.items():
+                if looks_sensitive(str(key)):
+                    raise sensitive(f"{where} (a key)")
+                check(item, f"{where}.{key}")
+
+    check(clean, field)
+    return clean  # type: ignore[no-any-return]
+
+
+def is_clean(record: Mapping[str, Any]) -> bool:
+    """Whether a stored record is exactly what redaction would store (verify: `memory_sensitive`)."""
+    try:
+        return (
+            redact_content(record["content"]) == record["content"]
+            and redact_metadata(record["metadata"]) == record["metadata"]
+            and all(check_slug(t, "tags", stored=True) for t in [record["namespace"], *record["tags"]])
+        )
+    except HabitusError:
+        return False
 
 
 # -- single fields ---------------------------------------------------------------------------------
@@ -88,7 +137,7 @@ def check_id(value: Any, field: str = "id") -> str:
     return value
 
 
-def check_content(value: Any, field: str = "content") -> str:
+def check_content(value: Any, field: str = "content", *, redact: bool = True) -> str:
     if not isinstance(value, str):
         raise bad_request(field, "expected a string")
     text = value.strip()
@@ -102,7 +151,8 @@ def check_content(value: Any, field: str = "content") -> str:
         raise bad_request(field, "expected valid Unicode text (no lone surrogates)") from None
     if size > MAX_CONTENT_BYTES:
         raise bad_request(field, f"expected at most {MAX_CONTENT_BYTES} bytes of UTF-8")
-    text = redact_content(text).strip()
+    if redact:
+        text = redact_content(text, field).strip()
     if not text:
         raise bad_request(field, "nothing left after redaction")
     return text
@@ -114,21 +164,27 @@ def check_choice(value: Any, field: str, choices: tuple[str, ...]) -> str:
     return value
 
 
-def check_slug(value: Any, field: str) -> str:
+def check_slug(value: Any, field: str, *, stored: bool = False) -> str:
+    """A slug; one to be stored must not look like a secret (a slug cannot be redacted, only refused)."""
     if not isinstance(value, str) or len(value) > MAX_SLUG_CHARS or not SLUG_RE.match(value):
         raise bad_request(
             field, f"expected a lowercase kebab-case slug like node-22 (<= {MAX_SLUG_CHARS} chars)"
         )
+    if stored:
+        from habitus.redact import looks_sensitive
+
+        if looks_sensitive(value):
+            raise sensitive(field)
     return value
 
 
-def check_tags(value: Any, field: str = "tags", *, text: bool = True) -> list[str]:
+def check_tags(value: Any, field: str = "tags", *, text: bool = True, stored: bool = True) -> list[str]:
     """A list of slugs (or, with text, one comma-separated string), sorted and de-duplicated."""
     if text and isinstance(value, str):
         value = [part.strip() for part in value.split(",") if part.strip()]
     if not isinstance(value, list):
         raise bad_request(field, "expected a list of slugs")
-    tags = sorted({check_slug(tag, f"{field}[{index}]") for index, tag in enumerate(value)})
+    tags = sorted({check_slug(tag, f"{field}[{index}]", stored=stored) for index, tag in enumerate(value)})
     if len(tags) > MAX_TAGS:
         raise bad_request(field, f"expected at most {MAX_TAGS} tags")
     return tags
@@ -157,13 +213,19 @@ def check_timestamp(value: Any, field: str, *, nullable: bool = False) -> str | 
     return value
 
 
-def check_metadata(value: Any, field: str = "metadata", *, nullable: bool = True) -> dict[str, Any]:
+def check_metadata(
+    value: Any, field: str = "metadata", *, nullable: bool = True, redact: bool = True
+) -> dict[str, Any]:
     if value is None and nullable:
         return {}
     if not isinstance(value, dict):
         raise bad_request(field, "expected a JSON object")
     if len(io.canonical(value)) > MAX_METADATA_BYTES:
         raise bad_request(field, f"expected at most {MAX_METADATA_BYTES} bytes of canonical JSON")
+    if redact:
+        value = redact_metadata(value, field)
+        if len(io.canonical(value)) > MAX_METADATA_BYTES:
+            raise bad_request(field, f"expected at most {MAX_METADATA_BYTES} bytes of canonical JSON")
     source = value.get("source")
     if "source" in value and (not isinstance(source, str) or not source or len(source) > MAX_SOURCE_CHARS):
         raise bad_request(f"{field}.source", f"expected a non-empty string (<= {MAX_SOURCE_CHARS} chars)")
@@ -216,7 +278,7 @@ def create(request: Mapping[str, Any], *, scope: str, now: str) -> dict[str, Any
         "content": check_content(request["content"]),
         "kind": kind,
         "scope": scope,
-        "namespace": check_slug(request.get("namespace", "default"), "namespace"),
+        "namespace": check_slug(request.get("namespace", "default"), "namespace", stored=True),
         "tags": check_tags(request.get("tags", [])),
         "importance": check_unit(request.get("importance", 0.5), "importance"),
         "confidence": check_unit(request.get("confidence", 1.0), "confidence"),
@@ -239,7 +301,7 @@ def patch_fields(request: Mapping[str, Any]) -> dict[str, Any]:
     if "scope" in request:
         fields["scope"] = check_choice(request["scope"], "scope", SCOPES)
     if "namespace" in request:
-        fields["namespace"] = check_slug(request["namespace"], "namespace")
+        fields["namespace"] = check_slug(request["namespace"], "namespace", stored=True)
     if "tags" in request:
         fields["tags"] = check_tags(request["tags"])
     for field in ("importance", "confidence"):
@@ -274,8 +336,10 @@ def patch(record: Mapping[str, Any], fields: Mapping[str, Any], *, now: str) -> 
     return new
 
 
-def full(obj: Any, where: str = "record") -> dict[str, Any]:
-    """A complete record as export writes it (import): every field required and valid; others ignored."""
+def full(obj: Any, where: str = "record", *, redact: bool = True) -> dict[str, Any]:
+    """A complete record as export writes it (import): every field required and valid; others ignored.
+
+    Text is redacted like on every write path; verify passes redact=False to check the fields alone."""
     if not isinstance(obj, dict):
         raise bad_request(where, "expected a JSON object")
     missing = [field for field in FIELDS if field not in obj]
@@ -284,11 +348,11 @@ def full(obj: Any, where: str = "record") -> dict[str, Any]:
     kind = check_choice(obj["kind"], f"{where}.kind", KINDS)
     return {
         "id": check_id(obj["id"], f"{where}.id"),
-        "content": check_content(obj["content"], f"{where}.content"),
+        "content": check_content(obj["content"], f"{where}.content", redact=redact),
         "kind": kind,
         "scope": check_choice(obj["scope"], f"{where}.scope", SCOPES),
-        "namespace": check_slug(obj["namespace"], f"{where}.namespace"),
-        "tags": check_tags(obj["tags"], f"{where}.tags", text=False),
+        "namespace": check_slug(obj["namespace"], f"{where}.namespace", stored=redact),
+        "tags": check_tags(obj["tags"], f"{where}.tags", text=False, stored=redact),
         "importance": check_unit(obj["importance"], f"{where}.importance"),
         "confidence": check_unit(obj["confidence"], f"{where}.confidence"),
         "relevance": check_relevance(kind, obj["relevance"], f"{where}.relevance"),
@@ -296,7 +360,7 @@ def full(obj: Any, where: str = "record") -> dict[str, Any]:
         "updated_at": check_timestamp(obj["updated_at"], f"{where}.updated_at"),
         "expires_at": check_timestamp(obj["expires_at"], f"{where}.expires_at", nullable=True),
         "removed_at": check_timestamp(obj["removed_at"], f"{where}.removed_at", nullable=True),
-        "metadata": check_metadata(obj["metadata"], f"{where}.metadata", nullable=False),
+        "metadata": check_metadata(obj["metadata"], f"{where}.metadata", nullable=False, redact=redact),
     }
 
 

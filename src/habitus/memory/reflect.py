@@ -9,7 +9,8 @@ The offline `RuleReflector` turns
     any high ones) into "Recurring: ...";
 a reflection that says what an existing one already says is skipped. The reflect watermark (the last
 observation `seq` considered) always advances, so an empty or failed run does not repeat itself.
-A model reflector implements `Reflector`; `accept` enforces the invariants on what it proposes.
+`habitus.memory.model.ModelReflector` asks a language model instead; `accept` enforces the invariants
+on whatever a reflector proposes.
 """
 
 from __future__ import annotations
@@ -19,13 +20,11 @@ from typing import Any, Protocol
 
 from habitus.errors import HabitusError
 from habitus.memory import core, records, text
-from habitus.memory.observe import advance, check_stream, position
+from habitus.memory.observe import advance, check_stream, error_label, position
 from habitus.memory.stores import MemoryStore
 from habitus.state.db import utc_now
 
 REFLECTION_CHARS = 280
-SAME_REFLECTION = 0.8
-RECURRING = 0.6
 MAX_SUPPORT = 50
 RANK = {"low": 0, "medium": 1, "high": 2, "critical": 3}
 LABELS = (
@@ -69,6 +68,9 @@ class ReflectionProposal:
 
 
 class Reflector(Protocol):
+    """Proposes reflections. A reflector with a `window(observations) -> observations` method (the
+    model's) is shown only that part of the new observations; the watermark advances past it alone."""
+
     name: str
 
     def reflect(self, observations: list[Observation], existing: list[str]) -> list[ReflectionProposal]: ...
@@ -107,6 +109,9 @@ def load(conn: Any, stream: str, *, kind: str = "observation", after: int = 0) -
 class RuleReflector:
     name = "rules"
 
+    def __init__(self, measure: text.Measure = text.WORDS) -> None:
+        self.measure = measure
+
     def reflect(self, observations: list[Observation], existing: list[str]) -> list[ReflectionProposal]:
         out: list[ReflectionProposal] = []
         for obs in observations:
@@ -125,13 +130,14 @@ class RuleReflector:
             )
         ]
         used: set[str] = set()
+        self.measure.prime(o.statement for o in pool)
         for index, obs in enumerate(pool):
             if obs.id in used:
                 continue
             group = [obs] + [
                 other
                 for other in pool[index + 1 :]
-                if other.id not in used and text.similarity(obs.statement, other.statement) >= RECURRING
+                if other.id not in used and self.measure.related(obs.statement, other.statement)
             ]
             if len(group) >= 2:
                 used.update(o.id for o in group)
@@ -140,10 +146,13 @@ class RuleReflector:
 
 
 def accept(
-    proposals: list[ReflectionProposal], observations: list[Observation], existing: list[str]
+    proposals: list[ReflectionProposal],
+    observations: list[Observation],
+    existing: list[str],
+    measure: text.Measure = text.WORDS,
 ) -> list[ReflectionProposal]:
     """Invariants for any reflector: one bounded line, supported only by the observations it was shown,
-    and not a restatement of an existing (or an earlier proposed) reflection."""
+    and not a restatement (`measure.same`) of an existing (or an earlier proposed) reflection."""
     known = {o.id for o in observations}
     said = list(existing)
     kept = []
@@ -152,7 +161,7 @@ def accept(
         support = [i for i in dict.fromkeys(proposal.supporting) if i in known][:MAX_SUPPORT]
         if not content or not support:
             continue
-        if any(text.similarity(content, other) >= SAME_REFLECTION for other in said):
+        if any(measure.same(content, other) for other in said):
             continue
         said.append(content)
         kept.append(ReflectionProposal(content, support))
@@ -160,12 +169,19 @@ def accept(
 
 
 def reflect(
-    store: MemoryStore, request: dict[str, Any], *, reflector: Reflector | None = None, now: str | None = None
+    store: MemoryStore,
+    request: dict[str, Any],
+    *,
+    reflector: Reflector | None = None,
+    measure: text.Measure = text.WORDS,
+    now: str | None = None,
 ) -> dict[str, Any]:
     now = now or utc_now()
     stream = check_stream(request.get("stream"))
-    reflector = reflector or RuleReflector()
-    result: dict[str, Any] = {"store": store.name, "stream": stream, "reflector": reflector.name}
+    reflector = reflector or RuleReflector(measure)
+    result: dict[str, Any] = {
+        "store": store.name, "stream": stream, "reflector": reflector.name, "similarity": measure.name,
+    }  # fmt: skip
     if not store.exists():
         return {
             **result,
@@ -177,45 +193,58 @@ def reflect(
     conn = store.writer()
     before = position(conn, "reflect", stream)
     observations = load(conn, stream, after=before)
+    window = getattr(reflector, "window", None)
+    if window is not None:  # a model is shown what fits its context: the oldest new ones, by seq
+        chosen = {o.seq for o in window(sorted(observations, key=lambda o: o.seq))}
+        observations = [o for o in observations if o.seq in chosen]
     existing = [r.content for r in load(conn, stream, kind="reflection")]
     error: HabitusError | None = None
     try:
-        proposals = accept(reflector.reflect(observations, existing), observations, existing)
+        proposals = accept(reflector.reflect(observations, existing), observations, existing, measure)
     except HabitusError as exc:  # a failed reflector still advances the watermark
         proposals, error = [], exc
     after = max([before, *(o.seq for o in observations)])
     items = []
+    dropped = 0
     with store.db.write(conn):
         # A concurrent run may have added reflections meanwhile: check against what is there now.
         proposals = accept(
-            proposals, observations, [r.content for r in load(conn, stream, kind="reflection")]
+            proposals, observations, [r.content for r in load(conn, stream, kind="reflection")], measure
         )
         for proposal in proposals:
-            record = records.create(
-                {
-                    "content": proposal.content,
-                    "kind": "reflection",
-                    "importance": 0.7,
-                    "confidence": 0.8,
-                    "tags": ["reflection"],
-                    "metadata": {
-                        "source": "reflect",
-                        "reflector": reflector.name,
-                        "stream": stream,
-                        "supporting": proposal.supporting,
+            try:
+                record = records.create(
+                    {
+                        "content": proposal.content,
+                        "kind": "reflection",
+                        "importance": 0.7,
+                        "confidence": 0.8,
+                        "tags": ["reflection"],
+                        "metadata": {
+                            "source": "reflect",
+                            "reflector": reflector.name,
+                            "stream": stream,
+                            "supporting": proposal.supporting,
+                        },
                     },
-                },
-                scope=store.name,
-                now=now,
-            )
+                    scope=store.name,
+                    now=now,
+                )
+            except HabitusError as exc:
+                if exc.code != "sensitive_content":
+                    raise
+                dropped += 1
+                continue
             core.insert(conn, record)
             items.append(record)
-        advance(conn, "reflect", stream, after, len(items), error.code if error else None, now)
+        label = error_label(error) if error else None
+        advance(conn, "reflect", stream, after, len(items), label, now, "seq")
     if error is not None:
         raise error
     return {
         **result,
         "reflected": len(items),
+        "dropped_sensitive": dropped,
         "items": items,
         "considered": len(observations),
         "watermark": {"before": before, "after": after},

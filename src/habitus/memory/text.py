@@ -1,14 +1,21 @@
 """Small text measures shared by observational memory: one-line forms, tokens, overlap, identifiers.
 
-`similarity` is word-set overlap (Jaccard). It is the offline default; when the embedding engine lands,
-`Similarity` is the seam where a vector similarity plugs in (same signature, 0..1).
+`similarity` is word-set overlap (Jaccard). `Measure` turns a similarity into the three judgements
+reflect and prune make, each with a threshold calibrated for that similarity:
+
+    same(a, b)      a restatement (reflect skips a reflection that restates an existing one)
+    related(a, b)   one topic (reflect groups recurring observations into a reflection)
+    covers(r, o)    reflection r covers observation o (prune's second pass)
+
+`WORDS` is the word-overlap measure. `habitus.memory.semantic.EmbeddingMeasure` adds the embedding
+model's cosine: a pair counts when either the words or the meaning agree.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"[\w']+", re.UNICODE)
@@ -58,3 +65,27 @@ def tokens(text: str) -> int:
 
 def has_identifier(text: str) -> bool:
     return bool(_IDENTIFIER.search(text))
+
+
+class Measure:
+    """Word overlap with its thresholds; subclasses may add a similarity (see the module doc)."""
+
+    name = "words"
+    SAME = 0.8
+    RELATED = 0.6
+    COVERS = 0.5
+
+    def prime(self, texts: Iterable[str]) -> None:
+        """Prepare for comparing these texts (an embedding measure embeds them in one batch)."""
+
+    def same(self, a: str, b: str) -> bool:
+        return similarity(a, b) >= self.SAME
+
+    def related(self, a: str, b: str) -> bool:
+        return similarity(a, b) >= self.RELATED
+
+    def covers(self, reflection: str, observation: str) -> bool:
+        return similarity(reflection, observation) >= self.COVERS
+
+
+WORDS = Measure()

@@ -110,6 +110,38 @@ def _redact_key_tails(text: str, end_line: re.Pattern[str]) -> tuple[str, int]:
     return "".join(out), count
 
 
+_VALUE_REST = {True: re.compile(r"[^\"'\n]*"), False: re.compile(r"[^\s\"',;)}\]]*")}
+
+
+def _sub_assignments(pattern: re.Pattern[str], text: str, *, first_only: bool = False) -> tuple[str, int]:
+    """Replace the secret assignments (`password=...`, `api_key: "..."`) in text.
+
+    Unlike re.sub, a match that is not a secret (`note: password=x` matches `note: password...` first)
+    lets the search resume at its value, so an assignment inside it is still found. The pattern matches
+    at most 256 characters of a value (linear time); a secret's value is then extended to its end.
+    With first_only, stop at the first secret (for looks_sensitive)."""
+    out: list[str] = []
+    position = search = count = 0
+    while True:
+        match = pattern.search(text, search)
+        if match is None:
+            break
+        new = _assignment(match)
+        if new == match.group(0):
+            search = match.start("value")
+            continue
+        end = _VALUE_REST[match.group("quote") is not None].match(text, match.end()).end()  # type: ignore[union-attr]
+        out += [text[position : match.start()], new]
+        position = search = end
+        count += 1
+        if first_only:
+            break
+    if not count:
+        return text, 0
+    out.append(text[position:])
+    return "".join(out), count
+
+
 def _url_credentials(match: re.Match[str]) -> str:
     return f"{match.group('scheme')}://[REDACTED:credential]@"
 
@@ -187,8 +219,9 @@ def _patterns() -> list[tuple[str, re.Pattern[str], Replacement]]:
             # Any identifier followed by = / := / : ; _assignment keeps only those whose name ends in a
             # secret word. (Matching the name inside the regex backtracked quadratically on "a-a-a-...".)
             "assignment",
+            # The value is matched up to VALUE_WINDOW characters and extended in _sub_assignments.
             r"(?<![A-Za-z0-9_\-.])(?P<key>[A-Za-z0-9_\-.]{1,80})(?P<kq>[\"']?)(?P<sep>\s*(?:=|:=|:)\s*)"
-            r"(?P<quote>[\"'])?(?P<value>(?(quote)[^\"'\n]{3,}|[^\s\"',;)}\]]{3,}))",
+            r"(?P<quote>[\"'])?(?P<value>(?(quote)[^\"'\n]{3,256}|[^\s\"',;)}\]]{3,256}))",
             _assignment,
             0,
         ),
@@ -249,6 +282,10 @@ def redact(text: str) -> tuple[str, int]:
             if n:
                 text = new  # a home folder is rewritten, not counted as a secret
             continue
+        if name == "assignment":
+            text, n = _sub_assignments(pattern, text)
+            total += n
+            continue
         if callable(replacement):
             count = 0
 
@@ -277,6 +314,10 @@ def looks_sensitive(text: str) -> bool:
             continue  # any END line left over is caught by the post patterns below
         if name.startswith("home_path"):
             if pattern.search(text):
+                return True
+            continue
+        if name == "assignment":
+            if _sub_assignments(pattern, text, first_only=True)[1]:
                 return True
             continue
         for match in pattern.finditer(text):

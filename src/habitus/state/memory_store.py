@@ -103,6 +103,35 @@ MIGRATIONS: list[Migration] = [
         ) STRICT, WITHOUT ROWID;
         """,
     ),
+    # What a watermark's position counts: transcript messages (observe fed a request), bytes of a
+    # transcript file (observe --transcript), or memory seqs (reflect).
+    sql_migration(
+        "0003_watermark_units",
+        """
+        ALTER TABLE memory_watermarks ADD COLUMN unit TEXT NOT NULL DEFAULT 'message'
+            CHECK (unit IN ('message', 'byte', 'seq'));
+        UPDATE memory_watermarks SET unit = 'seq' WHERE job = 'reflect';
+        """,
+    ),
+    # Embedding vectors of record content for `retrieve --hybrid` (derived; `memory index-vectors`
+    # fills them). A vector is used only with the model that made it (`model_id`) and only while
+    # `input` (habitus.embed.input_checksum of the content) matches the record.
+    sql_migration(
+        "0004_vectors",
+        """
+        CREATE TABLE memory_vectors (
+            seq INTEGER NOT NULL REFERENCES memories (seq) ON DELETE CASCADE,
+            model_id TEXT NOT NULL,
+            dims INTEGER NOT NULL CHECK (dims > 0),
+            input TEXT NOT NULL,
+            vector BLOB NOT NULL CHECK (length(vector) = dims * 4),
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (seq, model_id)
+        ) STRICT;
+
+        CREATE INDEX memory_vectors_model ON memory_vectors (model_id, seq);
+        """,
+    ),
 ]
 
 

@@ -149,6 +149,13 @@ SETTINGS: tuple[Setting, ...] = (
         maximum=2_000_000,
     ),
     Setting(
+        "memory.model",
+        str,
+        "",
+        "Name of a [models.NAME] table that observe, reflect and prune ask; empty = the offline rules.",
+        pattern=NAME_RE,
+    ),
+    Setting(
         "memory.prune_budget",
         int,
         10_000,
@@ -201,6 +208,14 @@ SETTINGS: tuple[Setting, ...] = (
         "Most tokens any one answer may use; a call asks for the smaller of this and its own need.",
         minimum=16,
         maximum=200_000,
+    ),
+    Setting(
+        "models.*.context_tokens",
+        int,
+        32_000,
+        "The model's context window in tokens; callers send a bounded share of it (memory observe: 20%).",
+        minimum=2_000,
+        maximum=10_000_000,
     ),
     Setting(
         "models.*.allow_insecure_http",

@@ -1,0 +1,198 @@
+"""`retrieve --hybrid`: BM25 and embedding similarity, fused by reciprocal rank.
+
+Per store (scores are never compared across stores):
+
+1. Every record matching the filters needs a current vector of the configured embedding model. Up to
+   `vectors.LAZY_MAX` missing ones are computed on the spot (a first hybrid search of a small store
+   just works); if any are still missing, the store **falls back to plain BM25**, and says so:
+   `stores.NAME.hybrid = {"used": false, "reason": "vectors_missing", "missing": N, ...}` with a hint
+   to run `habitus memory index-vectors` (also when another process holds the store's write lock, so
+   a search never waits on a writer to fill vectors in). A vector that would be used (a candidate below) whose input
+   checksum no longer matches its record (content changed behind habitus's back) also falls back
+   (`reason: vectors_stale`; hashing every vector on every query would cost too much at 100,000
+   records, so `verify` checks them all). Fallback, not
+   failure: the answer is still the correct full-text answer, and the flag tells the caller it is not
+   the hybrid one.
+2. Candidates: the best CANDIDATES full-text matches (BM25), and the CANDIDATES records most similar
+   to the query (cosine of unit vectors, at least MIN_SIMILARITY).
+3. Reciprocal rank fusion: score = sum over both lists of 1 / (RRF_K + rank); ties by importance, then
+   id. `total` counts the union; `hybrid.text_mode` says whether the text part ran as FTS5 syntax or,
+   after FTS5 refused the query, literally. Items carry `score` (fused), `bm25` (-bm25, higher is better; null
+   when the text did not match) and `similarity` (cosine; null when below MIN_SIMILARITY).
+
+Vectors of different models are never compared: only rows of the model in use are read.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from habitus.embed import input_checksum
+from habitus.errors import HabitusError
+from habitus.memory import query, records, vectors
+from habitus.memory.stores import MemoryStore
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from habitus.embed.engine import Embedder
+
+CANDIDATES = 1000
+MIN_SIMILARITY = 0.2  # all-MiniLM-L6-v2: related short statements score ~0.25-0.5, unrelated ~0.0-0.15
+RRF_K = 60
+HINT = "run `habitus memory index-vectors` (with the same --store) to compute them"
+
+
+def query_text(query_string: str) -> str:
+    """What gets embedded for a query: its words, without FTS5 operators and punctuation."""
+    words = [w for w in re.findall(r"\w+", query_string) if w not in ("AND", "OR", "NOT", "NEAR")]
+    return " ".join(words) or query_string
+
+
+class Searcher:
+    """retrieve_all's per-store search for one hybrid query (embeds the query once, lazily)."""
+
+    def __init__(self, embedder: Embedder, query_string: str) -> None:
+        self.embedder = embedder
+        self.vector = embedder.embed([query_text(query_string)])[0]
+
+    def __call__(self, store: MemoryStore, sel: query.Selector, *, now: str) -> dict[str, Any]:
+        return retrieve(store, sel, now=now, embedder=self.embedder, vector=self.vector)
+
+
+def retrieve(
+    store: MemoryStore, sel: query.Selector, *, now: str, embedder: Embedder, vector: np.ndarray
+) -> dict[str, Any]:
+    conn = store.reader()
+    info: dict[str, Any] = {"used": True, "computed": 0, "missing": 0}
+    if conn is None:
+        return {"store": store.name, "total": 0, "items": [], "mode": "hybrid", "hybrid": info}
+    clauses, params = query.conditions(sel, now, page=False)
+    gap = vectors.missing(conn, embedder.model_id, clauses, params)
+    if gap:
+        try:
+            info["computed"] = vectors.compute(
+                store, embedder, clauses=clauses, params=params, limit=vectors.LAZY_MAX
+            )
+        except HabitusError as exc:
+            if exc.code != "state_locked":
+                raise
+            return _fallback(
+                store, sel, now, info, "vectors_missing", gap
+            )  # a search never waits on a writer
+        conn = store.reader()
+        assert conn is not None
+        gap = vectors.missing(conn, embedder.model_id, clauses, params)
+    if gap:
+        return _fallback(store, sel, now, info, "vectors_missing", gap)
+    info["text_mode"], bm = query.searched(
+        store, sel.query or "", lambda match: query.ranked(conn, sel, now, match, CANDIDATES)
+    )
+    similar = _similar(conn, clauses, params, embedder, vector)
+    if similar is None:
+        return _fallback(store, sel, now, info, "vectors_stale", 0)
+    fused: dict[int, float] = {}
+    for ranking in ([seq for seq, _ in bm or []], [seq for seq, _ in similar]):
+        for rank, seq in enumerate(ranking, 1):
+            fused[seq] = fused.get(seq, 0.0) + 1.0 / (RRF_K + rank)
+    keys = _keys(conn, list(fused))
+    order = sorted(fused, key=lambda seq: (-fused[seq], -keys[seq][1], keys[seq][0]))
+    page = order[sel.offset : sel.offset + sel.limit]
+    bm_of = dict(bm or [])
+    sim_of = dict(similar)
+    items = []
+    for seq, record in _records(conn, page):
+        items.append(
+            {
+                "store": store.name,
+                **record,
+                "score": round(fused[seq], 6),
+                "bm25": None if seq not in bm_of else -bm_of[seq],
+                "similarity": None if seq not in sim_of else round(sim_of[seq], 4),
+            }
+        )
+    return {"store": store.name, "total": len(order), "items": items, "mode": "hybrid", "hybrid": info}
+
+
+def _fallback(
+    store: MemoryStore, sel: query.Selector, now: str, info: dict[str, Any], reason: str, gap: int
+) -> dict[str, Any]:
+    result = query.retrieve(store, sel, now=now)
+    result["hybrid"] = {**info, "used": False, "reason": reason, "missing": gap, "hint": HINT}
+    return result
+
+
+def _similar(
+    conn: Any, clauses: list[str], params: list[Any], embedder: Embedder, vector: np.ndarray
+) -> list[tuple[int, float]] | None:
+    """(seq, cosine) of the most similar filtered records, best first; None when a candidate's vector
+    was computed from other content (stale)."""
+    import numpy as np
+
+    where = " AND ".join(["v.model_id = ?", "v.dims = ?", *clauses])
+    rows = conn.execute(
+        f"SELECT v.seq, v.vector FROM memory_vectors v JOIN memories m ON m.seq = v.seq WHERE {where}",
+        [embedder.model_id, embedder.dims, *params],
+    ).fetchall()
+    if not rows:
+        return []
+    matrix = np.frombuffer(b"".join([row[1] for row in rows]), dtype="<f4").reshape(len(rows), embedder.dims)
+    scores = matrix @ vector.astype(np.float32)
+    best = [i for i in np.argsort(-scores, kind="stable")[:CANDIDATES] if scores[i] >= MIN_SIMILARITY]
+    chosen = [(int(rows[i][0]), float(scores[i])) for i in best]
+    inputs = dict(_column(conn, [seq for seq, _ in chosen], "content"))
+    checksums = _vector_inputs(conn, [seq for seq, _ in chosen], embedder.model_id)
+    if any(input_checksum(inputs[seq]) != checksums.get(seq) for seq, _ in chosen):
+        return None
+    return chosen
+
+
+def _vector_inputs(conn: Any, seqs: list[int], model_id: str) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for start in range(0, len(seqs), 500):
+        chunk = seqs[start : start + 500]
+        marks = ", ".join("?" for _ in chunk)
+        for seq, checksum in conn.execute(
+            f"SELECT seq, input FROM memory_vectors WHERE model_id = ? AND seq IN ({marks})",
+            [model_id, *chunk],
+        ):
+            out[int(seq)] = str(checksum)
+    return out
+
+
+def _column(conn: Any, seqs: list[int], column: str) -> list[tuple[int, Any]]:
+    out = []
+    for start in range(0, len(seqs), 500):
+        chunk = seqs[start : start + 500]
+        marks = ", ".join("?" for _ in chunk)
+        out += [
+            (int(r[0]), r[1])
+            for r in conn.execute(f"SELECT seq, {column} FROM memories WHERE seq IN ({marks})", chunk)
+        ]
+    return out
+
+
+def _keys(conn: Any, seqs: list[int]) -> dict[int, tuple[str, float]]:
+    """seq -> (id, importance), the tie-breakers."""
+    out: dict[int, tuple[str, float]] = {}
+    for start in range(0, len(seqs), 500):
+        chunk = seqs[start : start + 500]
+        marks = ", ".join("?" for _ in chunk)
+        for seq, memory_id, importance in conn.execute(
+            f"SELECT seq, id, importance FROM memories WHERE seq IN ({marks})", chunk
+        ):
+            out[int(seq)] = (str(memory_id), float(importance))
+    return out
+
+
+def _records(conn: Any, seqs: list[int]) -> list[tuple[int, dict[str, Any]]]:
+    """The records of these seqs, in this order."""
+    if not seqs:
+        return []
+    marks = ", ".join("?" for _ in seqs)
+    rows = conn.execute(
+        f"SELECT seq, {records.COLUMNS} FROM memories WHERE seq IN ({marks})", seqs
+    ).fetchall()
+    by_seq = {int(row["seq"]): records.from_row(row) for row in rows}
+    return [(seq, by_seq[seq]) for seq in seqs if seq in by_seq]

@@ -1,0 +1,256 @@
+"""`retrieve --hybrid` with the packaged embedding model: fused ranking, lazy vectors, fallback, models."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import memory_helpers
+from habitus.memory import vectors
+from memory_helpers import mem, retain, seq_of
+
+outside_any_repo = memory_helpers.outside_any_repo  # fixtures
+repo = memory_helpers.repo
+
+CORPUS = [
+    "Use uv, never pip, in this repo",
+    "The CI runs on GitHub Actions with a matrix of Python versions",
+    "Deploy to production only on Tuesdays after the standup",
+    "User prefers tabs over spaces in every file",
+    "The database is PostgreSQL 16 on a managed host",
+    "Run the linter before committing",
+    "Our staging server is called kestrel",
+    "Never force-push to main",
+]
+
+
+def fill(*args: str) -> dict[str, str]:
+    return {text: retain(text, *args)["id"] for text in CORPUS}
+
+
+def hybrid(query: str, *args: str) -> dict[str, Any]:
+    out = mem("retrieve", query, "--hybrid", *args)
+    assert out.exit == 0, out.stderr
+    return out.result
+
+
+def vector_rows(root: Path) -> list[tuple[int, str]]:
+    conn = memory_helpers.connect(root / "memory.sqlite")
+    rows = [
+        (int(r[0]), str(r[1])) for r in conn.execute("SELECT seq, model_id FROM memory_vectors ORDER BY seq")
+    ]
+    conn.close()
+    return rows
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("which database do we use", "The database is PostgreSQL 16 on a managed host"),
+        ("indentation style", "User prefers tabs over spaces in every file"),
+        ("when can we release", "Deploy to production only on Tuesdays after the standup"),
+    ],
+)
+def test_hybrid_finds_by_meaning_what_bm25_misses(state_root: Path, query: str, expected: str) -> None:
+    ids = fill()
+    assert mem("retrieve", query).result["total"] == 0  # no record holds all the words
+    result = hybrid(query)
+    assert result["mode"] == "hybrid" and result["hybrid"]["used"] is True
+    top = result["items"][0]
+    assert top["id"] == ids[expected] and top["bm25"] is None and top["similarity"] >= 0.2
+    assert all(item["similarity"] >= 0.2 for item in result["items"])
+
+
+def test_fusion_puts_a_text_and_meaning_match_first(state_root: Path) -> None:
+    ids = fill()
+    result = hybrid("deploy production")
+    top, second = result["items"][:2]
+    assert top["id"] == ids["Deploy to production only on Tuesdays after the standup"]
+    assert top["bm25"] > 0 and top["similarity"] > 0.2
+    assert top["score"] == pytest.approx(2 / 61, abs=1e-6)  # first in both lists
+    assert second["id"] == ids["Our staging server is called kestrel"]  # by meaning alone
+    assert second["bm25"] is None and second["score"] == pytest.approx(1 / 62, abs=1e-6)
+    assert [i["score"] for i in result["items"]] == sorted(
+        (i["score"] for i in result["items"]), reverse=True
+    )
+    # paging over the fused list
+    paged = hybrid("deploy production", "--limit", "1", "--offset", "1")
+    assert paged["total"] == result["total"] and paged["items"][0]["id"] == second["id"]
+
+
+def test_vectors_are_computed_lazily_once(state_root: Path) -> None:
+    fill()
+    first = hybrid("database")["stores"]["global"]["hybrid"]
+    assert first == {"used": True, "computed": len(CORPUS), "missing": 0, "text_mode": "fts"}
+    assert hybrid("database")["stores"]["global"]["hybrid"]["computed"] == 0
+    assert len(vector_rows(state_root)) == len(CORPUS)
+
+
+def test_missing_vectors_fall_back_to_bm25_with_a_flag(
+    state_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = fill()
+    monkeypatch.setattr(vectors, "LAZY_MAX", 3)
+    result = hybrid("tabs")
+    info = result["stores"]["global"]["hybrid"]
+    assert result["mode"] == "fts" and result["hybrid"]["used"] is False
+    assert (
+        info["used"] is False and info["reason"] == "vectors_missing" and info["missing"] == len(CORPUS) - 3
+    )
+    assert "index-vectors" in info["hint"] and info["computed"] == 3
+    assert [i["id"] for i in result["items"]] == [ids["User prefers tabs over spaces in every file"]]
+    assert "similarity" not in result["items"][0]  # plain BM25 items
+    done = mem("index-vectors").result
+    assert (done["computed"], done["missing"], done["stale_replaced"]) == (len(CORPUS) - 3, 0, 0)
+    assert hybrid("tabs")["hybrid"]["used"] is True
+
+
+def test_filters_limit_what_needs_vectors(state_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fill()
+    only = retain("The deploy key rotates monthly", "--kind", "decision")
+    monkeypatch.setattr(vectors, "LAZY_MAX", 1)
+    result = hybrid("deploy", "--kind", "decision")
+    assert result["hybrid"]["used"] is True and [i["id"] for i in result["items"]] == [only["id"]]
+
+
+def test_vectors_of_another_model_are_never_used(state_root: Path) -> None:
+    fill()
+    conn = memory_helpers.connect(state_root / "memory.sqlite")
+    # a vector of "another model" that is identical to nothing: if it were compared, it would be noise
+    for seq in range(1, len(CORPUS) + 1):
+        conn.execute(
+            "INSERT INTO memory_vectors (seq, model_id, dims, input, vector, created_at) VALUES (?, ?, 2, ?, ?, ?)",
+            (seq, "other@0000", "x", b"\x00\x00\x80\x3f" * 2, "2030-01-01T00:00:00.000Z"),
+        )
+    conn.close()
+    result = hybrid("which database do we use")
+    assert result["stores"]["global"]["hybrid"]["computed"] == len(CORPUS)  # the foreign rows did not count
+    assert result["items"][0]["content"].startswith("The database is PostgreSQL")
+    models = {model for _, model in vector_rows(state_root)}
+    assert models == {"other@0000", result["hybrid"]["model"]}
+
+
+def test_content_changed_behind_our_back_fails_closed_until_reindexed(state_root: Path) -> None:
+    ids = fill()
+    hybrid("tabs")
+    conn = memory_helpers.connect(state_root / "memory.sqlite")
+    seq = seq_of(conn, ids["User prefers tabs over spaces in every file"])  # its vector is about tabs
+    conn.execute("UPDATE memories SET content = 'The staging server is kestrel' WHERE seq = ?", (seq,))
+    conn.execute("UPDATE memories_fts SET body = 'The staging server is kestrel' WHERE rowid = ?", (seq,))
+    conn.close()
+    result = hybrid("tabs")
+    assert result["stores"]["global"]["hybrid"]["reason"] == "vectors_stale" and result["mode"] == "fts"
+    report = mem("verify")
+    assert report.exit == 1 and [(i["code"], i["ids"]) for i in report.result["issues"]] == [
+        ("vector_stale", [ids["User prefers tabs over spaces in every file"]])
+    ]
+    assert mem("index-vectors").result["stale_replaced"] == 1
+    assert mem("verify").exit == 0 and hybrid("tabs")["hybrid"]["used"] is True
+
+
+def test_patch_and_purge_keep_vectors_in_step(state_root: Path) -> None:
+    ids = fill()
+    hybrid("tabs")
+    target = ids["Run the linter before committing"]
+    seq = seq_of(memory_helpers.connect(state_root / "memory.sqlite"), target)
+    assert mem("retain", request={"id": target, "importance": 0.9}).exit == 0  # content unchanged: kept
+    assert seq in {s for s, _ in vector_rows(state_root)}
+    assert mem("retain", request={"id": target, "content": "Run ruff before every commit"}).exit == 0
+    assert seq not in {s for s, _ in vector_rows(state_root)}
+    assert hybrid("code style checks")["stores"]["global"]["hybrid"]["computed"] == 1
+    assert mem("remove", target, "--purge").exit == 0
+    assert seq not in {s for s, _ in vector_rows(state_root)}
+    assert mem("verify").exit == 0
+
+
+def test_both_stores_each_report_their_own_hybrid_state(repo: Path, state_root: Path) -> None:
+    project = retain("The project database is SQLite", "--store", "project")
+    retain("The global database is PostgreSQL")
+    result = hybrid("which database do we use", "--both")
+    assert [i["store"] for i in result["items"]] == ["project", "global"]
+    assert result["items"][0]["id"] == project["id"]
+    assert set(result["stores"]) == {"project", "global"}
+    assert all(s["hybrid"]["used"] for s in result["stores"].values())
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [(["--hybrid"], "hybrid"), (["tabs", "--hybrid", "--order-by", "updated_at"], "order_by")],
+)
+def test_bad_hybrid_requests(state_root: Path, args: list[str], field: str) -> None:
+    out = mem("retrieve", *args)
+    assert out.exit == 2 and out.error["message"].startswith(f"request.{field}:")
+
+
+def test_hybrid_on_a_missing_store_loads_nothing_and_creates_nothing(state_root: Path) -> None:
+    result = hybrid("anything")
+    assert result["total"] == 0 and result["hybrid"]["model"] is None
+    assert not state_root.exists()
+
+
+def test_retain_never_loads_the_embedding_model(state_root: Path) -> None:
+    probe = (
+        "import sys\n"
+        "sys.argv = ['habitus', 'memory', 'retain', 'a fact worth keeping']\n"
+        "from habitus.launcher import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = {'numpy', 'onnxruntime', 'tokenizers', 'jsonschema'}\n"
+        "sys.stderr.write('HEAVY=' + ','.join(sorted({m.split('.')[0] for m in sys.modules} & heavy)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, timeout=60, check=False)
+    assert b'"created":true' in done.stdout, done.stderr[-500:]
+    assert done.stderr.decode().rsplit("HEAVY=", 1)[1] == ""
+
+
+def test_locked_and_newer_stores(state_root: Path, tmp_path: Path) -> None:
+    from memory_helpers import claude_transcript
+    from test_db import HOLD_WRITER
+
+    fill()
+    transcript = claude_transcript(tmp_path / "t.jsonl", [("use tabs", "ok")])
+    observe_request = {"messages": [{"role": "user", "text": "I prefer tabs."}]}
+    acks = {"stream": "p", "messages": [{"role": "user", "text": "ok"}, {"role": "user", "text": "thanks"}]}
+    assert mem("observe", request=acks).result["observed"] == 2  # low: prune will want to drop them
+    db = state_root / "memory.sqlite"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_WRITER, str(db)], stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == b"held"
+        for args, request in (
+            (["index-vectors"], None),
+            (["observe", "--transcript", str(transcript)], None),
+            (["observe"], observe_request),
+            (["reflect"], None),
+            (["prune", "--budget", "0", "--stream", "p"], None),
+        ):
+            out = mem(*args, "--wait", "0.2", request=request)
+            assert out.exit == 75 and out.error["code"] == "state_locked", args
+        # a search does not wait on a writer to compute vectors: it answers with BM25, flagged
+        searched = hybrid("tabs", "--wait", "0.2")
+        assert searched["hybrid"]["used"] is False and searched["items"]
+    finally:
+        holder.kill()
+        holder.wait()
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA user_version = 99")
+    conn.close()
+    before = db.read_bytes()
+    for args, request in (
+        (["index-vectors"], None),
+        (["retrieve", "tabs", "--hybrid"], None),
+        (["observe", "--transcript", str(transcript)], None),
+        (["observe"], observe_request),
+        (["reflect"], None),
+        (["prune"], None),
+    ):
+        out = mem(*args, request=request)
+        assert out.exit == 3 and out.error["code"] == "schema_newer", args
+    assert db.read_bytes() == before
+    assert (
+        mem("index-vectors", "--store", "global", "--root", str(tmp_path / "empty")).error["code"]
+        == "not_found"
+    )
