@@ -115,7 +115,8 @@ def test_conditions_and_verb_classes() -> None:
     )
     assert text.condition("When the user asks you to read a file").action == "inspect"
     assert text.condition("When a test fails").event
-    assert text.condition("When catching exceptions").action == text.UNKNOWN
+    assert text.condition("When catching exceptions").action == "fix"
+    assert text.condition("When naming variables").action == text.UNKNOWN
     assert text.verb_class("deleting") == "delete" and text.verb_class("wrote") == "create"
     assert not text.compatible("delete", "create") and text.compatible("commit", "create")
     assert text.compatible(None, "create") and text.compatible("delete", text.UNKNOWN)
