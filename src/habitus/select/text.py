@@ -273,6 +273,7 @@ _POLITE = re.compile(
     r"^\s*(?:(?:please|pls|plz|kindly|just|now|quickly|first|finally|ok|okay|alright|right|"
     r"can you|could you|would you|will you|would you mind|can u|could u|i want you to|i need you to|"
     r"i'd like you to|i would like you to|you should|you can|go ahead and|let's|lets|let us|"
+    r"we should|we need to|we have to|we must|you need to|you have to|you must|"
     r"do|bitte|por favor|quick q)\b[\s,:]*)+",
     re.IGNORECASE,
 )
@@ -284,6 +285,7 @@ _NEGATED = re.compile(
     r"|(?:we|i|you)\s+(?:don'?t|do\s+not|won'?t|will\s+not|shouldn'?t|should\s+not)\b"
     r"|(?:there'?s|there\s+is)\s+no\b)"
     r"|\bleave\b.{0,60}\balone\b|\bkeep\b.{0,20}\b(?:hands|fingers)\s+off\b"
+    r"|^\s*leave\s+(?:it|them|that|this|those|these)\b(?:\s+(?:be|as\s+is|as\s+it\s+is))?[\s.!]*$"
     r"|\bno\s+need\b|\bnot\s+(?:now|yet|needed|necessary|required)\b",
     re.IGNORECASE,
 )
@@ -375,20 +377,29 @@ def _resolve_pronouns(found: list[Clause]) -> list[Clause]:
     out: list[Clause] = []
     for clause in found:
         previous = out[-1] if out else None
+        absorbs = previous is not None and (
+            previous.mood in ("statement", "question")
+            or (previous.mood, previous.action) == ("request", None)
+        )
         if (
-            previous is not None
+            absorbs
             and clause.mood == "request"
             and clause.action is not None
             and _BARE.match(canonical(clause.text))
-            and (
-                previous.mood in ("statement", "question")
-                or (previous.mood, previous.action) == ("request", None)
-            )
         ):
-            out[-1] = Clause(f"{previous.text}. {clause.text}", "request", clause.action)
+            out[-1] = Clause(f"{previous.text}. {clause.text}", "request", clause.action)  # type: ignore[union-attr]
+        elif absorbs and clause.mood == "negated" and _REFERS_BACK.search(clause.text):
+            # "the CI is red. not my problem, ignore it": what "it" names is negated too
+            out[-1] = Clause(f"{previous.text}. {clause.text}", "negated", clause.action)  # type: ignore[union-attr]
         else:
             out.append(clause)
     return out
+
+
+# A negated clause that only points back ("ignore it", "don't fix them", "leave that")
+_REFERS_BACK = re.compile(
+    r"\b[a-z']+\s+(?:it|them|that|this|those|these)(?:\s+[a-z']+){0,2}[\s.!]*$", re.IGNORECASE
+)
 
 
 # A clause after a comma that starts with an imperative verb is a request of its own: "the man page
@@ -398,7 +409,8 @@ _PRONOUN = re.compile(r"^\s*(?:it|that|this|them|those|these|one)\b", re.IGNOREC
 _FAR_FUTURE = re.compile(
     r"\b(?:ever|someday|some\s+day|one\s+day|suppose|supposing|imagine|what\s+if|would|might|"
     r"hypothetical(?:ly)?|in\s+the\s+future|at\s+some\s+point|eventually|in\s+case|"
-    r"(?:we|i|you|they)(?:'ll|\s+will|\s+shall|'d)|(?:going|gonna|planning|plan)\s+to)\b",
+    r"(?:we|i|you|they)(?:'ll|\s+will|\s+shall|'d)|(?:going|gonna|planning|plan)\s+to|tomorrow|later|"
+    r"next\s+(?:week|month|quarter|year|sprint|release|time))\b",
     re.IGNORECASE,
 )
 
@@ -448,9 +460,9 @@ def _split_comma(piece: str) -> list[str | Clause]:
 def _split_and(piece: str) -> list[str]:
     """Split "X and <verb> Y" into two clauses; a plain "A and B" list stays one clause."""
     parts, start = [], 0
-    for match in re.finditer(r"\s+(?:and|&|\+)\s+", piece):
+    for match in re.finditer(r"\s+(?:and|but|&|\+)\s+", piece):
         rest = _POLITE.sub("", _CONJ.sub("", piece[match.end() :].lower(), count=1))
-        if leading_action(rest) is not None:
+        if leading_action(rest) is not None or _NEGATED.match(rest):
             parts.append(piece[start : match.start()])
             start = match.end()
     parts.append(piece[start:])
@@ -691,7 +703,7 @@ def object_stems(text: str, *, keep_verb: bool = False) -> frozenset[str]:
             continue
         if _PATHLIKE.match(token) and ("." in token or "/" in token):
             out.add("directory" if token.endswith("/") else "file")
-            continue
+            # and its folder and file names, so ".github/workflows/ci.yml" also says workflow and ci
         for word in (w for part in re.split(r"[_/.-]+", token) for w in _ALIASES.get(part, part).split()):
             if word in _STOP or len(word) < 2 or word.isdigit():
                 continue

@@ -17,6 +17,10 @@ from functools import cache
 
 # Idioms -> a plain verb the verb lexicon of `text` knows (longest first; whole words only).
 _IDIOMS = {
+    "have a read of": "read",
+    "have a read through": "read through",
+    "give it a read": "read it",
+    "put up a": "open a",
     "take a look at": "look at",
     "have a look at": "look at",
     "take a look": "look",
@@ -88,6 +92,12 @@ _PHRASES = {
     "pip packages": "dependencies",
     "third-party package": "dependency",
     "third-party packages": "dependencies",
+    "outdated package": "outdated dependency",
+    "outdated packages": "outdated dependencies",
+    "race condition": "bug",
+    "memory leak": "bug",
+    "off-by-one": "bug",
+    "null pointer": "bug",
     "merge request": "pull request",
     "merge requests": "pull requests",
     "github actions": "ci",
@@ -139,7 +149,10 @@ _PHRASES = {
     "are red": "fail",
 }
 
-# Single words -> the word a condition would use.
+_COLOURS = "red green blue yellow orange purple pink grey gray amber teal cyan magenta violet brown"
+_WIDGETS = "button toast banner chip badge modal dialog navbar sidebar tooltip dropdown"
+
+# Single words -> the word a condition would use; a colour name is a colour, a widget a UI component.
 _WORDS = {
     "library": "dependency",
     "libraries": "dependencies",
@@ -164,6 +177,8 @@ _WORDS = {
     "vitest": "the test run",
     "unittest": "the test run",
     "rspec": "the test run",
+    "deadlock": "bug",
+    "segfault": "bug",
     "defect": "bug",
     "defects": "bugs",
     "regression": "bug",
@@ -207,6 +222,11 @@ _WORDS = {
 }
 
 
+_WORDS.update({name: f"{name} colour" for name in _COLOURS.split()})
+_WORDS.update({name: f"{name} component" for name in _WIDGETS.split()})
+_WORDS.update({f"{name}s": f"{name}s components" for name in _WIDGETS.split()})
+
+
 @cache
 def _pattern() -> tuple[re.Pattern[str], dict[str, str]]:
     table = {**_WORDS, **_PHRASES, **_IDIOMS}
@@ -215,6 +235,10 @@ def _pattern() -> tuple[re.Pattern[str], dict[str, str]]:
     return re.compile(rf"(?<![\w/.-])(?:{body})(?![\w-])", re.IGNORECASE), table
 
 
+# "update X to the latest version" -> "upgrade X to the latest version"
+_TO_LATEST = re.compile(
+    r"\bupdate\b(?=.{0,60}?\bto\s+(?:the\s+)?(?:latest|newest|new|current)\b)", re.IGNORECASE
+)
 # "give X a review/once-over/look" -> "review X"
 _GIVE = re.compile(r"\bgive\s+(.{1,60}?)\s+an?\s+(?:\w+\s+)?(once-over|review|look)\b", re.IGNORECASE)
 
@@ -222,6 +246,7 @@ _GIVE = re.compile(r"\bgive\s+(.{1,60}?)\s+an?\s+(?:\w+\s+)?(once-over|review|lo
 def canonical(text: str) -> str:
     """Text with idioms and synonyms folded to plain words (lowercase)."""
     pattern, table = _pattern()
+    text = _TO_LATEST.sub("upgrade", text)
     text = _GIVE.sub(
         lambda m: f"{'look at' if m.group(2).lower() == 'look' else 'review'} {m.group(1)}", text
     )
