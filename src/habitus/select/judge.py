@@ -323,7 +323,12 @@ Rules:
   confirmation, continuation or rejection in it ("yes, do that"); they never trigger on their own
   (reason context_only_applicability).
 - A condition applies only when the request asks, now, for the condition's action on the condition's
-  object. The same object with another action is different_action.
+  object. The same object with another action is different_action ("remove the debug prints" is not
+  "adding debug output"; merging a pull request is not reviewing one).
+- Judge by meaning, not wording: a reworded, indirect, slang or non-English request counts ("pull in a
+  library" is adding a dependency). An action implied by the request itself counts ("commit this"
+  includes writing the commit message; "good to ship?" calls a release ready), but a step the agent
+  would merely take on the way does not ("fix the typo in utils.py" is not a request to read a file).
 - Talk about habits, rules or reminders themselves is meta_discussion.
 - A condition that appears only inside quoted or pasted text is quoted_text; a negated request
   ("don't ...") is negated; a hypothetical, a what-if or a possible later request is
