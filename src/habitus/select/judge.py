@@ -1,8 +1,8 @@
 """Retrieval and the two judges: which retrieved habits apply to the current prompt.
 
-Retrieval embeds the prompt (the whole of it, and each clause of it) and compares it with the cached
-condition vectors: a candidate is retrieved when its best cosine reaches FLOOR_BP, at most TOP_K of
-them, best first. The prompt's vectors live only in this process.
+Retrieval embeds the prompt (the whole of it, and each clause of it as written and in plain words) and
+compares it with the cached condition vectors: a candidate is retrieved when its best cosine reaches
+FLOOR_BP, at most TOP_K of them, best first. The prompt's vectors live only in this process.
 
 The local judge (default) accepts at most one retrieved habit per request clause, and only when
 
@@ -10,14 +10,17 @@ The local judge (default) accepts at most one retrieved habit per request clause
   a question or a statement can trigger only an event condition ("When a test fails"), never an action
   ("When writing a commit message");
 - its action is compatible with the condition's (`text.compatible`): a near miss is rejected;
-- its cosine reaches HIGH_BP, or it reaches LOW_BP and the clause shares the condition's action class
-  and a specific content word of its object (for an event condition: two); a general noun such as
-  "file" counts only when the condition's object is nothing more specific.
+- the calibrated scorer (SCORER, a logistic model over FEATURES) gives it a probability of at least
+  SCORER.accept_bp: similarity, its margin over the best other eligible condition for the clause, the
+  same action, shared object words and how much of the condition's object they cover, and an event's
+  verb ("fails") in the clause. The clause's most probable eligible candidate is the only one considered.
 
-The cosine of a clause and a condition is the larger of the cosine with the cached condition vector and
-with the condition reworded as a request ("writing X" -> "write X", embedded here for the retrieved few).
-HIGH_BP and LOW_BP were fitted by scripts/calibrate_select.py on the fit half of
-tests/fixtures/select/cases.jsonl; README reports the held-out half.
+The similarity of a clause and a condition is the largest cosine between the clause as written or in
+plain words (`vocab.canonical`: "pull in a library" -> "add a dependency") and the cached condition
+vector or the condition reworded as a request ("writing X" -> "write X", embedded here for the
+retrieved few). SCORER was fitted by scripts/calibrate_select.py on the fit half of
+tests/fixtures/select/cases.jsonl; README reports the held-out half and tests/fixtures/select/
+cases_blind.jsonl.
 
 The model judge (`select.judge = "model:NAME"`) sees short aliases (c1, c2, ...) and condition text only,
 and must answer `select-judgment.v1` covering every alias exactly once; anything else fails closed.

@@ -11,7 +11,10 @@ tests/fixtures/select/README.md, stated generally (no habit or case is named her
 - a question for information ("what did ...", "which ...", "how big ...") asks about the object, it does
   not ask for the condition's action; a past-tense question never triggers;
 - the same object with another action is a near miss ("remove the debug prints" is not "adding debug
-  output"): both verbs are looked up in a small lexicon of software-work actions and must agree.
+  output"): both verbs are looked up in a small lexicon of software-work actions and must agree;
+- an imperative after a comma is a request of its own, and one whose object is a pronoun ("the man page
+  has a typo, fix it", "if the upload blows up, handle it") is a request about the words before it;
+  a negated pointer back ("... but ignore them") negates them.
 """
 
 from __future__ import annotations
