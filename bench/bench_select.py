@@ -6,8 +6,9 @@
   inserted in bulk through the habits API (`lifecycle` insert + activate in one transaction, vectors
   with `ensure_vectors`); select considers the top 100 by confidence then id, as designed. Prompts
   rotate over a few requests and non-requests;
-- in process, on the same root: retrieval alone (embed the prompt and its clauses, cosine against the
-  100 cached condition vectors, floor and top-k), the local judge, and the whole `select()`;
+- in process, on the same root: retrieval alone (embed the prompt, its clauses and their plain-words
+  reading, cosine against the 100 cached condition vectors, floor and top-k), the local judge, and the
+  whole `select()`;
 - the cost that dominates a process: importing numpy/onnxruntime and loading the model.
 """
 
@@ -194,7 +195,7 @@ def _in_process(root: str, runs: int) -> list[Row]:
 
     retrieve_ms = median_ms(time_call(retrieval, runs=runs * 2))
     return [
-        Row("in process: retrieval (embed prompt + clauses, 100 vectors)", retrieve_ms, runs * 2, "<= 20 ms",
+        Row("in process: retrieval (embed prompt, clauses and their plain reading; 100 vectors)", retrieve_ms, runs * 2, "<= 20 ms",
             retrieve_ms <= 20),
         Row("in process: local judge (after retrieval)", median_ms(time_call(judging, runs=runs * 2)), runs * 2),
         Row("in process: read 100 candidates + their vectors (verified)", read, runs),

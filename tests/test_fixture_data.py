@@ -109,7 +109,7 @@ def test_habit_catalog_shape(habits: list[dict[str, Any]]) -> None:
         assert h["behavior"].startswith("Do not ") == (h["polarity"] == -1), h["id"]
 
 
-def test_case_shape(cases: list[dict[str, Any]], habits: list[dict[str, Any]]) -> None:
+def check_case_shape(cases: list[dict[str, Any]], habits: list[dict[str, Any]], id_pattern: str) -> None:
     known = {h["id"] for h in habits}
     ids = [c["id"] for c in cases]
     assert len(set(ids)) == len(ids)
@@ -118,7 +118,7 @@ def test_case_shape(cases: list[dict[str, Any]], habits: list[dict[str, Any]]) -
     for c in cases:
         cid = c["id"]
         assert CASE_KEYS <= set(c) <= CASE_KEYS | {"note"}, cid
-        assert re.fullmatch(r"c\d{3}", cid)
+        assert re.fullmatch(id_pattern, cid)
         assert isinstance(c["prompt"], str) and c["prompt"].strip(), cid
         assert len(c["prompt"]) <= 2000, cid
         assert isinstance(c["context"], list) and len(c["context"]) <= 4, cid
@@ -130,6 +130,10 @@ def test_case_shape(cases: list[dict[str, Any]], habits: list[dict[str, Any]]) -
         assert isinstance(c.get("note", ""), str), cid
 
 
+def test_case_shape(cases: list[dict[str, Any]], habits: list[dict[str, Any]]) -> None:
+    check_case_shape(cases, habits, r"c\d{3}")
+
+
 def test_case_counts(cases: list[dict[str, Any]]) -> None:
     assert len(cases) >= 220
     counts = Counter(c["category"] for c in cases)
@@ -137,7 +141,7 @@ def test_case_counts(cases: list[dict[str, Any]]) -> None:
         assert counts[category] >= minimum, f"{category}: {counts[category]} < {minimum}"
 
 
-def test_labels_agree_with_categories(cases: list[dict[str, Any]]) -> None:
+def check_labels(cases: list[dict[str, Any]]) -> None:
     for c in cases:
         if c["category"] in NEVER_APPLIES:
             assert c["expected"] == [], c["id"]
@@ -154,10 +158,27 @@ def test_labels_agree_with_categories(cases: list[dict[str, Any]]) -> None:
     assert sum(1 for c in follow if not c["expected"]) >= 5
 
 
+def test_labels_agree_with_categories(cases: list[dict[str, Any]]) -> None:
+    check_labels(cases)
+
+
 def test_every_habit_is_expected_somewhere(cases: list[dict[str, Any]], habits: list[dict[str, Any]]) -> None:
     used = Counter(h for c in cases for h in c["expected"])
     for h in habits:
         assert used[h["id"]] >= 2, f"{h['id']} is expected in fewer than two cases"
+
+
+def test_blind_set(cases: list[dict[str, Any]], habits: list[dict[str, Any]]) -> None:
+    """cases_blind.jsonl: the same rules and categories, new prompts only, every category present."""
+    blind = read_jsonl(SELECT / "cases_blind.jsonl")
+    check_case_shape(blind, habits, r"b\d{3}")
+    check_labels(blind)
+    assert len(blind) >= 120
+    assert set(Counter(c["category"] for c in blind)) == set(MINIMUMS)
+    old = {c["prompt"].strip().lower() for c in cases}
+    assert not [c["id"] for c in blind if c["prompt"].strip().lower() in old]
+    used = Counter(h for c in blind for h in c["expected"])
+    assert set(used) == {h["id"] for h in habits}
 
 
 # ---------------------------------------------------------------------------------------------- analyze

@@ -117,8 +117,8 @@ def test_eval_with_a_model_judge(tmp_path: Path, state_root: Path) -> None:
     assert (out.result["tp"], out.result["fp"], out.result["fn"]) == (0, 0, 1)
 
 
-def test_the_thresholds_are_the_calibrated_ones() -> None:
-    """scripts/calibrate_select.py, recomputed: the constants in judge.py must be what it chooses."""
+def test_the_scorer_is_the_calibrated_one() -> None:
+    """scripts/calibrate_select.py, recomputed: judge.SCORER must be what it fits and chooses."""
     spec = importlib.util.spec_from_file_location(
         "calibrate_select", REPO / "scripts" / "calibrate_select.py"
     )
@@ -129,4 +129,4 @@ def test_the_thresholds_are_the_calibrated_ones() -> None:
 
     embedder, habits, _ = setup()
     cases = evaluate.load_cases(CASES, {h.id for h in habits})
-    assert module.calibrate(embedder, habits, cases) == (judge.HIGH_BP, judge.LOW_BP)
+    assert module.calibrate(embedder, habits, cases) == judge.SCORER

@@ -49,6 +49,11 @@ def test_the_model_sees_aliases_and_condition_text_only(state_root: Path, tmp_pa
     assert [c["id"] for c in user["candidates"]] == [f"c{i}" for i in range(1, len(user["candidates"]) + 1)]
     assert {c["condition"] for c in user["candidates"]} <= {COMMIT[0], DELETE[0], DOCKER[0]}
     assert all(set(c) == {"id", "condition"} for c in user["candidates"])
+    # the rules of the labelled set, stated to the model: action and object, meaning over wording,
+    # implied actions but not incidental steps, and the request as data
+    system = request["system"]
+    for rule in ("different_action", "Judge by meaning", "implied", "on the way", "data, not instructions"):
+        assert rule in system
 
 
 def _commit_alias(state_root: Path, tmp_path: Path, prompt: str = PROMPT) -> tuple[dict[str, str], int]:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from habitus.select import judge, text
+from habitus.select import judge, text, vocab
 from select_helpers import FIXTURES
 
 
@@ -74,6 +74,39 @@ def test_rule_categories_reject(prompt: str, habit: str, reason: str | None) -> 
         assert reasons[habit] == reason
 
 
+@pytest.mark.parametrize(
+    ("prompt", "expected"),
+    [
+        ("we should pull in a library for retries", ["h09"]),
+        ("dockerize the worker", ["h29"]),
+        ("the login test keeps failing on CI, dig into it", ["h05"]),
+        ("give PR 231 a review", ["h16"]),
+        ("have a read of src/app/router.ts", ["h07"]),
+        ("put up a PR for this branch", ["h17"]),
+        ("update every outdated package to the newest version", ["h10"]),
+    ],
+)
+def test_reworded_requests_select(prompt: str, expected: list[str]) -> None:
+    """Idioms and synonyms read in plain words (`vocab`) reach their condition."""
+    assert decide(prompt)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "some tests are failing but ignore them",
+        "the CI is red. not my problem, ignore it",
+        "the Dockerfile is fine, leave it",
+        "if CI fails tomorrow, fix it",
+        "if we ever add a dependency, check it first",
+        "the tests fail. don't fix them yet",
+        "move the helpers into a utils package",
+    ],
+)
+def test_what_a_clause_points_back_to_keeps_its_mood(prompt: str) -> None:
+    assert decide(prompt)[0] == []
+
+
 def test_a_follow_up_borrows_its_request_from_the_context() -> None:
     offer = ("clean the build please", "Shall I delete the stale build/ and dist/ directories?")
     assert decide("yes, go ahead", offer)[0] == ["h25"]
@@ -104,6 +137,70 @@ def test_clause_moods() -> None:
     assert [c.mood for c in text.clauses("could you bump the version")] == ["request"]
 
 
+def test_an_imperative_after_a_comma_is_a_request() -> None:
+    def read(prompt: str) -> list[tuple[str, str | None]]:
+        return [(c.mood, c.action) for c in text.clauses(prompt)]
+
+    # a pronoun object: the words before the comma say what it is about, one request
+    assert read("the man page has a typo, fix it") == [("request", "fix")]
+    assert read("if the upload blows up, handle it instead of crashing") == [("request", "fix")]
+    assert read("if we ever get conflicts, resolve them yourself") == [("hypothetical", "fix")]
+    # its own object: two clauses
+    assert read("the next reader will be lost, leave some notes in the code") == [
+        ("statement", None),
+        ("request", "create"),
+    ]
+    # a bare "<verb> it" takes the clause before it along, unless that one has its own action
+    assert text.clauses("pytest says 3 failed. sort it out")[0].text == "pytest says 3 failed. sort it out"
+    assert read("review PR 4, then merge it") == [("request", "review"), ("request", "merge")]
+    assert read("some tests are failing but ignore them") == [("negated", None)]
+    assert read("the Dockerfile is fine, leave it") == [("negated", "create")]
+
+
+def test_plain_words() -> None:
+    assert vocab.canonical("Pull in a library for YAML") == "add a dependency for yaml"
+    assert vocab.canonical("the build went red, sort it out") == "the build fails, fix it"
+    assert vocab.canonical("containerise the API") == "write a dockerfile for the api"
+    assert vocab.canonical("give Ana's merge request a thorough once-over") == "review ana's pull request"
+    assert vocab.canonical("update lodash to the latest version") == "upgrade lodash to the latest version"
+    # words with two common senses stay as they are
+    assert vocab.canonical("build the package") == "build the package"
+    # a clause's object words come from its plain reading, and include its own verb
+    assert {"add", "dependency"} <= text.clauses("pull in a library")[0].objects
+    assert "commit" in text.clauses("commit this")[0].objects
+
+
+def test_the_scorer_reads_agreement() -> None:
+    """More evidence never lowers the probability: the fitted weights are all positive."""
+    assert all(w > 0 for w in judge.SCORER.weights)
+    weak = judge.features(text.clauses("tweak it")[0], text.condition("When writing a Dockerfile"), 0.3, 0.0)
+    strong = judge.features(
+        text.clauses("write a Dockerfile")[0], text.condition("When writing a Dockerfile"), 0.3, 0.0
+    )
+    assert strong[2:] == (1.0, 0.5, 1.0, 1.0, 0.0) and weak[2:] == (0.0, 0.0, 0.0, 0.0, 0.0)
+    assert judge.SCORER.probability(strong) > judge.SCORER.probability(weak)
+    # the event verb: "a test fails" is met by "failing", not by "test" alone
+    event = text.condition("When a test fails")
+    assert event.predicate == "fail"
+    assert judge.features(text.clauses("test_x is failing")[0], event, 0.3, 0.0)[6] == 1.0
+
+
+def test_each_clause_selects_at_most_one_habit_above_the_threshold() -> None:
+    embedder, habits, matrix = setup()
+    query = judge.analyse("write a Dockerfile and a shell script for the worker, then commit")
+    found = judge.retrieve(embedder, matrix, query)
+    scored = judge.score(embedder, habits, query, found)
+
+    def chosen(accept_bp: int) -> list[str]:
+        scorer = judge.Scorer(judge.SCORER.weights, judge.SCORER.bias, accept_bp)
+        return [habits[i].id for i in judge.decide(query, found, scored, limit=3, scorer=scorer).selected]
+
+    assert chosen(10001) == []
+    everything = chosen(0)
+    assert len(everything) == len({u for u, _, _ in judge.candidates(query, found, scored)}) <= 3
+    assert set(chosen(judge.SCORER.accept_bp)) <= set(everything)
+
+
 def test_clauses_split_on_a_second_verb_only() -> None:
     assert [c.text for c in text.clauses("delete build/ and dist/")] == ["delete build/ and dist/"]
     assert [c.text for c in text.clauses("fix the bug and add a test")] == ["fix the bug", "add a test"]
@@ -115,7 +212,8 @@ def test_conditions_and_verb_classes() -> None:
     )
     assert text.condition("When the user asks you to read a file").action == "inspect"
     assert text.condition("When a test fails").event
-    assert text.condition("When catching exceptions").action == text.UNKNOWN
+    assert text.condition("When catching exceptions").action == "fix"
+    assert text.condition("When naming variables").action == text.UNKNOWN
     assert text.verb_class("deleting") == "delete" and text.verb_class("wrote") == "create"
     assert not text.compatible("delete", "create") and text.compatible("commit", "create")
     assert text.compatible(None, "create") and text.compatible("delete", text.UNKNOWN)
@@ -133,7 +231,9 @@ def test_follow_up_recognition() -> None:
 
 
 def test_object_words() -> None:
-    assert text.object_stems("delete src/app/main.py") == {"file"}
+    assert text.object_stems("delete src/app/main.py") == {"file", "src", "app", "main", "py"}
+    assert {"workflow", "ci"} <= text.object_stems("edit .github/workflows/ci.yml")
+    assert "shell" in text.object_stems("fix deploy.sh")
     assert text.object_stems("remove the tmp/ folder") >= {"directory"}
     assert {"pull", "request"} <= text.object_stems("review PR #12")
     assert text.stem("dependencies") == text.stem("dependency")

@@ -44,7 +44,7 @@ MAN = {
     type=click.Choice(["all", "fit", "holdout"]),
     default="all",
     show_default=True,
-    help="Which half of the cases: fit (what the thresholds were calibrated on), holdout, or all.",
+    help="Which half of the cases: fit (what the scorer was fitted on), holdout, or all.",
 )
 @click.option(
     "--judge",

@@ -210,15 +210,15 @@ class Report:
 
 
 def decide_all(
-    habits: list[ActiveHabit], prepared: list[Prepared], *, limit: int, high_bp: int, low_bp: int
+    habits: list[ActiveHabit], prepared: list[Prepared], *, limit: int, scorer: Any = None
 ) -> Report:
-    """The local judge's report for given thresholds, from prepared cases."""
+    """The local judge's report for a given scorer (default: the calibrated one), from prepared cases."""
     from habitus.select import judge
 
     report = Report()
     for item in prepared:
         verdict = judge.decide(
-            item.query, item.found, item.scored, limit=limit, high_bp=high_bp, low_bp=low_bp
+            item.query, item.found, item.scored, limit=limit, scorer=scorer or judge.SCORER
         )
         report.add(item.case, {habits[i].id for i in verdict.selected}, verdict.counts())
     return report
@@ -238,7 +238,7 @@ def evaluate(
 
     prepared = prepare(embedder, habits, cases)
     if model is None:
-        return decide_all(habits, prepared, limit=limit, high_bp=judge.HIGH_BP, low_bp=judge.LOW_BP)
+        return decide_all(habits, prepared, limit=limit)
     assert config is not None
     report = Report()
     for item in prepared:

@@ -11,14 +11,20 @@ tests/fixtures/select/README.md, stated generally (no habit or case is named her
 - a question for information ("what did ...", "which ...", "how big ...") asks about the object, it does
   not ask for the condition's action; a past-tense question never triggers;
 - the same object with another action is a near miss ("remove the debug prints" is not "adding debug
-  output"): both verbs are looked up in a small lexicon of software-work actions and must agree.
+  output"): both verbs are looked up in a small lexicon of software-work actions and must agree;
+- an imperative after a comma is a request of its own, and one whose object is a pronoun ("the man page
+  has a typo, fix it", "if the upload blows up, handle it") is a request about the words before it;
+  a negated pointer back ("... but ignore them") negates them.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from functools import cache
+
+from habitus.select.vocab import canonical
 
 # -- verbs ----------------------------------------------------------------------------------------
 
@@ -27,15 +33,17 @@ from functools import cache
 # an agreeing verb lets a lower similarity count (see judge.py).
 _LEXICON = {
     "create": "write, create, add, make, generate, draft, compose, introduce, implement, define, scaffold, "
-    "insert, cover, pull in, set up, build, design, give, declare, leave, put, document, mock, stub",
+    "insert, cover, pull in, set up, build, design, give, declare, leave, put, document, mock, stub, "
+    "record, store, save, persist, connect, hook up, wire, wire up, integrate, show, display",
     "modify": "edit, change, update, modify, rename, tweak, adjust, rewrite, refactor, reword, replace, "
     "convert, rework, restructure, reformat, format, move, extend, configure, split, extract, inline, "
-    "simplify, optimize, optimise, speed up, translate, port, pin, wrap",
+    "simplify, optimize, optimise, speed up, translate, port, pin, wrap, tidy up, tidy, polish, harden, "
+    "tighten, loosen, restyle, recolour, recolor",
     "fix": "fix, repair, debug, resolve, solve, sort out, handle, troubleshoot, investigate, diagnose, "
-    "look into, patch",
+    "look into, patch, catch, trap, address, reproduce, bisect",
     "inspect": "read, go through, look at, view, cat, explain, summarise, summarize, describe, "
     "walk through, study, skim, examine, list, count, find, search, grep, locate, tell, measure, "
-    "compare, show me, profile, benchmark, diff, trace",
+    "compare, show me, profile, benchmark, diff, trace, look",
     "review": "review, critique, assess, evaluate, audit, look over",
     "delete": "delete, remove, rm, drop, erase, purge, wipe, prune, clean up, get rid of, strip, tear down, "
     "uninstall, trash",
@@ -45,7 +53,8 @@ _LEXICON = {
     "amend": "amend, squash, fixup",
     "push": "push, force-push, upload, sync",
     "fetch": "pull, fetch, download, clone, check out, checkout, switch to",
-    "run": "run, execute, apply, deploy, roll out, roll, migrate, launch, trigger, rerun, restart",
+    "run": "run, execute, apply, deploy, roll out, roll, migrate, launch, trigger, rerun, restart, regenerate, "
+    "rebuild, recompile, compile, bundle, minify",
     "stop": "stop, kill, cancel, abort, shut down",
     "toggle": "disable, enable, turn off, turn on, comment out, mute, silence",
     "bump": "bump, increment",
@@ -54,7 +63,8 @@ _LEXICON = {
     "release": "release, ship, publish, tag",
     "open": "open, submit, raise",
     "close": "close, approve, reject, label, assign",
-    "verify": "verify, validate, confirm, test, check that, make sure",
+    "verify": "verify, validate, confirm, test, check that, make sure, check, lint, type-check, typecheck",
+    "choose": "choose, pick, select, decide on",
     "plan": "plan, estimate, propose, suggest, brainstorm, outline, discuss, think about, consider",
     "copy": "copy, duplicate, backup, back up, dump, export, archive",
     "call": "call",
@@ -82,6 +92,8 @@ COMPATIBLE: frozenset[frozenset[str]] = frozenset(
         ("release", "call"),
         ("verify", "call"),
         ("verify", "review"),
+        ("choose", "create"),
+        ("choose", "modify"),
     )
 )
 
@@ -139,6 +151,17 @@ def verb_class(word: str) -> str | None:
     return _verb_index()[0].get(word.lower())
 
 
+# A request whose action always includes another: committing writes the commit message.
+IMPLIES: frozenset[tuple[str, str]] = frozenset({("commit", "create")})
+
+
+def same_action(clause: str | None, condition: str | None) -> bool:
+    """The clause asks for the condition's (known) action, or for one that always includes it."""
+    if condition in (None, UNKNOWN):
+        return False
+    return clause == condition or (clause, condition) in IMPLIES
+
+
 def compatible(a: str | None, b: str | None) -> bool:
     """True unless both actions are known and differ in a way no request combines."""
     if a is None or b is None or UNKNOWN in (a, b):
@@ -173,7 +196,18 @@ class Condition:
 
     @property
     def objects(self) -> frozenset[str]:
-        return object_stems(self.request)
+        return object_stems(canonical(self.request))
+
+    @property
+    def predicate(self) -> str | None:
+        """An event's verb stem ("a test fails" -> "fail"): the first third-person verb after its subject."""
+        if not self.event:
+            return None
+        words = re.findall(r"[a-z]+", self.request.lower())
+        for before, word in itertools.pairwise(words):
+            if word.endswith("s") and not word.endswith(("ss", "us", "is")) and before not in _DETERMINERS:
+                return stem(word)
+        return None
 
 
 @cache
@@ -242,6 +276,7 @@ _POLITE = re.compile(
     r"^\s*(?:(?:please|pls|plz|kindly|just|now|quickly|first|finally|ok|okay|alright|right|"
     r"can you|could you|would you|will you|would you mind|can u|could u|i want you to|i need you to|"
     r"i'd like you to|i would like you to|you should|you can|go ahead and|let's|lets|let us|"
+    r"we should|we need to|we have to|we must|you need to|you have to|you must|"
     r"do|bitte|por favor|quick q)\b[\s,:]*)+",
     re.IGNORECASE,
 )
@@ -253,6 +288,7 @@ _NEGATED = re.compile(
     r"|(?:we|i|you)\s+(?:don'?t|do\s+not|won'?t|will\s+not|shouldn'?t|should\s+not)\b"
     r"|(?:there'?s|there\s+is)\s+no\b)"
     r"|\bleave\b.{0,60}\balone\b|\bkeep\b.{0,20}\b(?:hands|fingers)\s+off\b"
+    r"|^\s*leave\s+(?:it|them|that|this|those|these)\b(?:\s+(?:be|as\s+is|as\s+it\s+is))?[\s.!]*$"
     r"|\bno\s+need\b|\bnot\s+(?:now|yet|needed|necessary|required)\b",
     re.IGNORECASE,
 )
@@ -302,10 +338,18 @@ class Clause:
     text: str
     mood: str
     action: str | None
+    about: str | None = None  # where its object words come from, when not from all of text
+
+    @property
+    def plain(self) -> str:
+        """The clause in plain words (`vocab.canonical`): what a reworded request most likely means."""
+        return canonical(self.text)
 
     @property
     def objects(self) -> frozenset[str]:
-        return object_stems(self.text)
+        """Object words of the clause, and its verb's own stem ("commit this" is about a commit). A
+        confirmed offer takes them from the offered action only, not from the message around it."""
+        return object_stems(canonical(self.about) if self.about else self.plain, keep_verb=True)
 
 
 def clauses(text: str) -> list[Clause]:
@@ -315,19 +359,113 @@ def clauses(text: str) -> list[Clause]:
         piece = piece.strip(" \t,-–—")
         if not re.search(r"\w", piece):
             continue
-        for part in _split_and(piece):
-            out.append(_classify(part))
+        for part in _split_comma(piece):
+            if isinstance(part, Clause):
+                out.append(part)
+            else:
+                out.extend(_classify(p) for p in _split_and(part))
+    return _resolve_pronouns(out)
+
+
+_BARE = re.compile(
+    r"^\s*[a-z][a-z-]*(?:\s+(?:up|out|in|into|through|at|on|with|over|down))?\s+"
+    r"(?:it|that|this|them|those|these)(?:\s+(?:up|out|in|through|please|now|too|as\s+well))*[\s.!]*$",
+    re.IGNORECASE,
+)
+
+
+def _resolve_pronouns(found: list[Clause]) -> list[Clause]:
+    """A bare "<verb> it" ("sort it out", "fix that") is about the clause before it: the two become one
+    request with the later verb, unless the earlier one is negated or hypothetical."""
+    out: list[Clause] = []
+    for clause in found:
+        previous = out[-1] if out else None
+        absorbs = previous is not None and (
+            previous.mood in ("statement", "question")
+            or (previous.mood, previous.action) == ("request", None)
+        )
+        if (
+            absorbs
+            and clause.mood == "request"
+            and clause.action is not None
+            and _BARE.match(canonical(clause.text))
+        ):
+            out[-1] = Clause(f"{previous.text}. {clause.text}", "request", clause.action)  # type: ignore[union-attr]
+        elif absorbs and clause.mood == "negated" and _REFERS_BACK.search(clause.text):
+            # "the CI is red. not my problem, ignore it": what "it" names is negated too
+            out[-1] = Clause(f"{previous.text}. {clause.text}", "negated", clause.action)  # type: ignore[union-attr]
+        else:
+            out.append(clause)
     return out
+
+
+# A negated clause that only points back ("ignore it", "don't fix them", "leave that")
+_REFERS_BACK = re.compile(
+    r"\b[a-z']+\s+(?:it|them|that|this|those|these)(?:\s+[a-z']+){0,2}[\s.!]*$", re.IGNORECASE
+)
+
+
+# A clause after a comma that starts with an imperative verb is a request of its own: "the man page
+# has a typo, fix it", "if the upload blows up, handle it". When its object is a pronoun, the words
+# before the comma say what it is about, so the whole sentence is the request.
+_PRONOUN = re.compile(r"^\s*(?:it|that|this|them|those|these|one)\b", re.IGNORECASE)
+_FAR_FUTURE = re.compile(
+    r"\b(?:ever|someday|some\s+day|one\s+day|suppose|supposing|imagine|what\s+if|would|might|"
+    r"hypothetical(?:ly)?|in\s+the\s+future|at\s+some\s+point|eventually|in\s+case|"
+    r"(?:we|i|you|they)(?:'ll|\s+will|\s+shall|'d)|(?:going|gonna|planning|plan)\s+to|tomorrow|later|"
+    r"next\s+(?:week|month|quarter|year|sprint|release|time))\b",
+    re.IGNORECASE,
+)
+
+
+def _imperative_at(rest: str) -> tuple[str, str] | None:
+    """(verb class, what follows the verb) when `rest` starts with a known imperative verb."""
+    index, pattern = _verb_index()
+    lead = _POLITE.sub("", _CONJ.sub("", rest.lower(), count=1), count=1)
+    for form in (canonical(lead), lead):
+        found = pattern.match(form)
+        if found is None or re.match(r"\w", form[found.end() : found.end() + 1] or " "):
+            continue
+        if found.group(1) not in VERB_CLASSES[index[found.group(1)]]:
+            return None  # an inflected form ("added", "fixes") after a comma is no imperative
+        return index[found.group(1)], form[found.end() :]
+    return None
+
+
+def _split_comma(piece: str) -> list[str | Clause]:
+    """Cut the piece before each ", <imperative verb> ..."; a tail whose object is a pronoun takes the
+    words before it along (one request about them)."""
+    parts: list[str | Clause] = []
+    start = 0
+    for match in re.finditer(r",\s+", piece):
+        if match.start() < start:
+            continue
+        rest = piece[match.end() :]
+        found = _imperative_at(rest)
+        if found is None:
+            continue
+        action, after = found
+        if _PRONOUN.match(after):
+            head, tail = piece[start : match.start()], rest
+            mood = _classify(tail).mood
+            if mood == "request" and _FAR_FUTURE.search(head):
+                mood = "hypothetical"
+            parts.append(Clause(piece[start:].strip(), mood, action))
+            return parts
+        if piece[start : match.start()].strip():
+            parts.append(piece[start : match.start()])
+        start = match.end()
+    if piece[start:].strip():
+        parts.append(piece[start:])
+    return parts
 
 
 def _split_and(piece: str) -> list[str]:
     """Split "X and <verb> Y" into two clauses; a plain "A and B" list stays one clause."""
-    pattern = _verb_index()[1]
     parts, start = [], 0
-    for match in re.finditer(r"\s+(?:and|&|\+)\s+", piece):
+    for match in re.finditer(r"\s+(?:and|but|&|\+)\s+", piece):
         rest = _POLITE.sub("", _CONJ.sub("", piece[match.end() :].lower(), count=1))
-        found = pattern.match(rest)
-        if found and not re.match(r"\w", rest[found.end() : found.end() + 1] or " "):
+        if leading_action(rest) is not None or _NEGATED.match(rest):
             parts.append(piece[start : match.start()])
             start = match.end()
     parts.append(piece[start:])
@@ -351,10 +489,17 @@ def _classify(raw: str) -> Clause:
         mood = "statement"
     else:
         mood = "request"
-    _, pattern = _verb_index()
-    found = pattern.match(lead.lower())
-    action = _verb_index()[0][found.group(1)] if found else None
-    return Clause(lead.strip() or text.strip(), mood, action)
+    return Clause(lead.strip() or text.strip(), mood, leading_action(lead))
+
+
+def leading_action(text: str) -> str | None:
+    """The class of the verb text starts with, read as written or in plain words ("sort out" = fix)."""
+    index, pattern = _verb_index()
+    for form in (canonical(text).lstrip(), text.lower().lstrip()):
+        found = pattern.match(form)
+        if found and not re.match(r"\w", form[found.end() : found.end() + 1] or " "):
+            return index[found.group(1)]
+    return None
 
 
 # -- follow-ups -----------------------------------------------------------------------------------
@@ -396,9 +541,10 @@ class Followup:
     kind: str
     request: str = ""
     action: str | None = None
+    about: str | None = None  # the offered action alone, when there was an offer
 
     def clause(self) -> Clause:
-        return Clause(self.request, "request", self.action)
+        return Clause(self.request, "request", self.action, self.about)
 
 
 def followup(prompt: str, context: list[str]) -> Followup:
@@ -418,7 +564,7 @@ def followup(prompt: str, context: list[str]) -> Followup:
     action = first_action(offer or last)
     if _CONFIRM.match(text):
         # the offered action first, the whole message after it for what "this"/"them" refers to
-        return Followup("confirm", f"{offer} ({last})" if offer else last, action)
+        return Followup("confirm", f"{offer} ({last})" if offer else last, action, offer)
     same = _SAME.match(text)
     if same:
         return Followup("continue", f"{last} {same.group(1)}", action)
@@ -451,6 +597,9 @@ def _offered(message: str) -> str | None:
 
 # -- objects --------------------------------------------------------------------------------------
 
+_DETERMINERS = frozenset(
+    "a an the this that these those its their our your my some any every each".split()  # noqa: SIM905
+)
 # Words that say nothing about what a condition is about.
 _STOP = frozenset(
     """a an the this that these those it its of to for from in on at by with without into onto about as
@@ -496,6 +645,11 @@ _ALIASES = {
 _PATHLIKE = re.compile(r"^[\w.~-]*(?:/[\w.~-]*)+/?$|^[\w-]+\.[a-z][a-z0-9]{0,5}$", re.IGNORECASE)
 
 
+def _undouble(w: str) -> str:
+    """ "logg" -> "log", "committ" -> "commit"; "install", "miss" and "buzz" stay."""
+    return w[:-1] if len(w) > 2 and w[-1] == w[-2] and w[-1] not in "lsz" and w[-1].isalpha() else w
+
+
 def stem(word: str) -> str:
     """A crude English stem: enough to meet "tests"/"test", "dependencies"/"dependency"."""
     w = word.lower().strip("'")
@@ -505,9 +659,9 @@ def stem(word: str) -> str:
         if w.endswith(suffix) and len(w) > len(suffix) + 2:
             return w[: -len(suffix)] + repl
     if w.endswith("ing") and len(w) > 5:
-        w = w[:-3]
+        w = _undouble(w[:-3])
     elif w.endswith("ed") and len(w) > 4:
-        w = w[:-2]
+        w = _undouble(w[:-2])
     elif w.endswith("s") and not w.endswith(("ss", "us", "is")) and len(w) > 3:
         w = w[:-1]
     return w.rstrip("e") if len(w) > 4 else w
@@ -537,20 +691,22 @@ def specific(objects: frozenset[str]) -> frozenset[str]:
     return objects - GENERIC
 
 
-def object_stems(text: str) -> frozenset[str]:
-    """Content-word stems of text without its leading verb: stopwords left out; a path or file name
-    counts as "file" (and a path ending in / as "directory")."""
+def object_stems(text: str, *, keep_verb: bool = False) -> frozenset[str]:
+    """Content-word stems of text without its leading verb (unless keep_verb): stopwords left out; a
+    path or file name counts as "file" (and a path ending in / as "directory")."""
+    out: set[str] = set()
     found = _verb_index()[1].match(text.lower().lstrip())
     if found:
+        if keep_verb:
+            out.update(stem(w) for w in _base_form(found.group(1)).split() if w not in _STOP)
         text = text.lstrip()[found.end() :]
-    out: set[str] = set()
     for raw in re.findall(r"[\w./~-]+", text):
         token = raw.strip(".-").lower()
         if not token:
             continue
         if _PATHLIKE.match(token) and ("." in token or "/" in token):
             out.add("directory" if token.endswith("/") else "file")
-            continue
+            # and its folder and file names, so ".github/workflows/ci.yml" also says workflow and ci
         for word in (w for part in re.split(r"[_/.-]+", token) for w in _ALIASES.get(part, part).split()):
             if word in _STOP or len(word) < 2 or word.isdigit():
                 continue
