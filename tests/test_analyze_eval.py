@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from conftest import REPO, SHARED, needs_shared, run
 from test_fixture_data import check_conversation, keywords_match, meets_gate, read_jsonl
 
 TUNED = REPO / "tests" / "fixtures" / "analyze" / "labels.json"
 HELDOUT = REPO / "tests" / "fixtures" / "analyze_heldout" / "labels.json"
+BLIND = REPO / "tests" / "fixtures" / "analyze_blind" / "labels.json"
 PI = SHARED / "fixtures" / "transcripts" / "pi" / "large-session.jsonl"
 
 
@@ -19,13 +22,14 @@ def evaluate(labels: Path, *extra: str) -> dict:
     return out.result
 
 
-def test_heldout_set_shape() -> None:
-    labels = json.loads(HELDOUT.read_text(encoding="utf-8"))
+@pytest.mark.parametrize("path", [HELDOUT, BLIND], ids=["heldout", "blind"])
+def test_evaluation_set_shape(path: Path) -> None:
+    labels = json.loads(path.read_text(encoding="utf-8"))
     assert labels["format"] == 1
     names = [c["file"] for c in labels["conversations"]]
-    assert sorted(names) == sorted(p.name for p in HELDOUT.parent.glob("*.jsonl"))
+    assert sorted(names) == sorted(p.name for p in path.parent.glob("*.jsonl"))
     for conv in labels["conversations"]:
-        by_at = check_conversation(read_jsonl(HELDOUT.parent / conv["file"]), conv["file"])
+        by_at = check_conversation(read_jsonl(path.parent / conv["file"]), conv["file"])
         for habit in conv["habits"]:
             assert set(habit["evidence_ats"]) <= set(by_at)
             assert habit["stage"] == ("reviewable" if meets_gate(habit["evidence_ats"]) else "collecting")
