@@ -271,9 +271,9 @@ def analyze(
     if reversals:
         result.contradictions = _contradictions(observations, readings, groups, context, vectors)
     groups = _with_preferences(groups) + _recalled(groups, pending, observations, readings)
-    scores, to_known, known_of = _scores(groups, context, vectors)
+    scores, to_known, known_of, known_terms = _scores(groups, context, vectors)
     result.embedded = len(groups)
-    clusters = _cluster(groups, scores, to_known, known_of)
+    clusters = _cluster(groups, scores, to_known, known_of, known_terms)
     cited: set[int] = set()
     for cluster in clusters:
         found = _proposal(cluster, groups, observations, readings, context, scores)
@@ -502,7 +502,7 @@ def _contradictions(
 
 def _scores(
     groups: list[Group], context: list[Known], vectors: Vectors
-) -> tuple[np.ndarray, np.ndarray | None, list[int]]:
+) -> tuple[np.ndarray, np.ndarray | None, list[int], list[frozenset[str]]]:
     """Similarity (bp) of every pair of groups, and of every group to each known habit's texts: the
     best over their views (the whole correction, its first request)."""
     import numpy as np
@@ -516,7 +516,7 @@ def _scores(
             scores[ga, gb] = max(scores[ga, gb], similarity(float(cosine[a, b]), ta, tb))
     known_rows, known_of = _known_rows(context)
     if not known_rows:
-        return scores, None, known_of
+        return scores, None, known_of, []
     known = vectors.of([text for text, _ in known_rows])
     known_terms = [gists.terms(text) for text, _ in known_rows]
     to_known_cos = matrix @ known.T
@@ -524,11 +524,15 @@ def _scores(
     for a, (ga, _, ta) in enumerate(views):
         for row, terms in enumerate(known_terms):
             to_known[ga, row] = max(to_known[ga, row], similarity(float(to_known_cos[a, row]), ta, terms))
-    return scores, to_known, known_of
+    return scores, to_known, known_of, known_terms
 
 
 def _cluster(
-    groups: list[Group], scores: np.ndarray, to_known: np.ndarray | None, known_of: list[int]
+    groups: list[Group],
+    scores: np.ndarray,
+    to_known: np.ndarray | None,
+    known_of: list[int],
+    known_terms: list[frozenset[str]],
 ) -> list[Cluster]:
     clusters: list[Cluster] = []
     by_habit: dict[int, Cluster] = {}
@@ -545,7 +549,7 @@ def _cluster(
 
     for g in sorted(range(len(groups)), key=rank):
         group = groups[g]
-        habit = _nearest_known(g, groups, to_known, known_of)
+        habit = _nearest_known(g, groups, to_known, known_of, known_terms)
         if habit is not None:
             cluster = by_habit.get(habit)
             if cluster is None:
@@ -558,7 +562,11 @@ def _cluster(
         if target is not None:
             clusters[target].groups.append(g)
             member[g] = target
-        elif group.seed and not group.loose and group.pending is None:
+        elif (
+            (group.seed or (group.habitual and not group.friction))
+            and not group.loose
+            and group.pending is None
+        ):
             clusters.append(Cluster(groups=[g]))
             member[g] = len(clusters) - 1
         else:
@@ -587,7 +595,9 @@ def _linked(clusters: list[Cluster], groups: list[Group], scores: np.ndarray) ->
                 ):
                     continue
                 if any(
-                    groups[x].friction == groups[y].friction and scores[x, y] >= CLUSTER_BP
+                    groups[x].friction == groups[y].friction
+                    and scores[x, y] >= CLUSTER_BP
+                    and (not (_weak(groups[x]) or _weak(groups[y])) or _shares(groups[x], groups[y].terms))
                     for x in first.groups
                     for y in second.groups
                 ):
@@ -608,16 +618,32 @@ def _may_join(group: Group, friction_target: bool) -> bool:
 
 
 def _nearest_known(
-    g: int, groups: list[Group], to_known: np.ndarray | None, known_of: list[int]
+    g: int,
+    groups: list[Group],
+    to_known: np.ndarray | None,
+    known_of: list[int],
+    known_terms: list[frozenset[str]],
 ) -> int | None:
     group = groups[g]
     if to_known is None or not (group.friction or group.habitual):
         return None  # a plain calm instruction never adds evidence to an existing habit
     best, best_bp = None, CLUSTER_BP - 1
     for row, habit in enumerate(known_of):
-        if habit not in group.against and to_known[g, row] > best_bp:
+        if habit in group.against or (_weak(group) and not _shares(group, known_terms[row])):
+            continue
+        if to_known[g, row] > best_bp:
             best, best_bp = habit, int(to_known[g, row])
     return best
+
+
+def _weak(group: Group) -> bool:
+    """A group that could not start a habit (loose friction, a question, an inferred request, a
+    calm instruction): it joins only what shares a distinctive term with it, never on wording alone."""
+    return not (group.seed and group.friction)
+
+
+def _shares(group: Group, terms: frozenset[str]) -> bool:
+    return any(view_terms & terms for _, view_terms in group.views())
 
 
 def _nearest(g: int, groups: list[Group], scores: np.ndarray, clusters: list[Cluster]) -> int | None:
@@ -631,8 +657,8 @@ def _nearest(g: int, groups: list[Group], scores: np.ndarray, clusters: list[Clu
         for other in cluster.groups:
             if group.observation == groups[other].observation and group.pending is None:
                 continue
-            if not (group.friction or groups[other].friction or group.terms & groups[other].terms):
-                continue  # calm repeats share at least one distinctive term
+            if (_weak(group) or _weak(groups[other])) and not _shares(group, groups[other].terms):
+                continue  # see _weak
             if scores[g, other] > best_bp:
                 best, best_bp = index, int(scores[g, other])
     return best

@@ -9,8 +9,8 @@
 - `analyze_runs`: the last RUNS_KEEP runs that read observations (what `habitus status` shows).
 - `analyze_pending`: instructions said once and waiting for a repeat in a later batch (a calm
   preference, a correction that could not start a habit on its own): already-redacted text of at most
-  160 characters with its observation ref and day; the newest PENDING_KEEP are kept, none older than
-  PENDING_DAYS; a note is deleted once a proposal cites it.
+  160 characters with its observation ref and day; the newest PENDING_KEEP are kept, none more than
+  PENDING_DAYS older than the newest; a note is deleted once a proposal cites it.
 
 All rows are sealed with checksums (`habitus.habits.rows`); a tampered row fails closed (exit 3).
 Writers call these inside the ledger transaction they belong to.
@@ -279,8 +279,12 @@ def keep_pending(conn: sqlite3.Connection, notes: list[Any], used: list[int]) ->
                 "created_at": now,
             },
         )
-    oldest = (datetime.date.fromisoformat(now[:10]) - datetime.timedelta(days=PENDING_DAYS)).isoformat()
-    conn.execute("DELETE FROM analyze_pending WHERE day < ?", (oldest,))
+    # Age counts in the observations' own days (the newest note's), so that analysing an old
+    # transcript keeps what it needs; a note more than PENDING_DAYS older than the newest goes.
+    newest = conn.execute("SELECT MAX(day) FROM analyze_pending").fetchone()[0]
+    if newest:
+        oldest = (datetime.date.fromisoformat(newest) - datetime.timedelta(days=PENDING_DAYS)).isoformat()
+        conn.execute("DELETE FROM analyze_pending WHERE day < ?", (oldest,))
     conn.execute(
         "DELETE FROM analyze_pending WHERE id NOT IN (SELECT id FROM analyze_pending ORDER BY id DESC LIMIT ?)",
         (PENDING_KEEP,),

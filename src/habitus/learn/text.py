@@ -129,7 +129,7 @@ _PROFANITY = re.compile(
 
 # Interjections and markers stripped from the front of a sentence before it is read.
 _LEAD = re.compile(
-    r"^(?:ok(?:ay)?|hmm+|hm|well|so|also|and|but|then|now|please|pls|dude|man|yeah|yes|oh|ah|lol|wait|sigh"
+    r"^(?:ok(?:ay)?|hmm+|hm|well|so|also|and|but|then|now|please|pls|dude|man|yeah|yes|oh|ah|lol|wait|sigh|actually"
     r"|wtf|w\.t\.f|omg|omfg|ffs|ugh+|seriously|(?:no+|nope|nah|wrong|incorrect)(?=\s*[,.:;!?-]|\s*$)"
     r"|once again|again(?: with)?"
     r"|(?:i|we) (?:already )?(?:said|told you|keep telling you|asked you|mentioned)"
@@ -538,7 +538,7 @@ def _absent(stripped: str, markers: set[str], before: str) -> str | None:
 
 
 _UNDO = re.compile(
-    r"^(?:drop|remove|delete|revert|undo|lose|kill|get rid of|take out|strip)\s+(?:the |that |those |these |all )?(.+)$",
+    r"^(?:drop|remove|lose|get rid of|take out|leave out|strip)\s+(?:the |that |those |these |all )?(.+)$",
     re.IGNORECASE,
 )
 
