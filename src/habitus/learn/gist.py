@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from habitus.learn import phrasing
 from habitus.learn import text as wording
 
 # Clauses that give a reason or describe consequences, not the request: dropped from the gist.
@@ -119,7 +120,7 @@ def gist(text: str, context: str = "") -> str:
     """The request in `text` without reasons, markers, habitual phrases and fillers, generalised; with
     `context` (what a pronoun object refers to) in front."""
     kept = []
-    for clause in clauses(wording.generalise(text)):
+    for clause in clauses(phrasing.generalise(text)):
         stripped = wording._strip_lead(clause)[0]
         if not stripped or (_REASON.match(stripped) and kept):
             continue  # a reason after the request ("..., it freezes the notebook")
@@ -130,7 +131,7 @@ def gist(text: str, context: str = "") -> str:
             kept.append(stripped)
     body = ", ".join(kept) or text
     if context:
-        body = f"{wording.generalise(context)}: {body}"
+        body = f"{phrasing.generalise(context)}: {body}"
     return body.lower()[: wording.MAX_DIRECTIVE_CHARS]
 
 

@@ -39,12 +39,14 @@ from __future__ import annotations
 
 import datetime
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from habitus.habits.lifecycle import Evidence, Proposal
 from habitus.learn import gist as gists
+from habitus.learn import phrasing
 from habitus.learn import text as wording
 
 if TYPE_CHECKING:
@@ -274,9 +276,10 @@ def analyze(
     scores, to_known, known_of, known_terms = _scores(groups, context, vectors)
     result.embedded = len(groups)
     clusters = _cluster(groups, scores, to_known, known_of, known_terms)
+    vocabulary = phrasing.vocabulary([t for o in observations for t in (o.user, o.assistant)])
     cited: set[int] = set()
     for cluster in clusters:
-        found = _proposal(cluster, groups, observations, readings, context, scores)
+        found = _proposal(cluster, groups, observations, readings, context, scores, vocabulary)
         if found is not None:
             result.found.append(found)
             cited.update(cluster.groups)
@@ -671,6 +674,7 @@ def _proposal(
     readings: list[wording.Reading],
     context: list[Known],
     scores: np.ndarray,
+    vocabulary: Counter[str],
 ) -> Found | None:
     members = [groups[g] for g in cluster.groups]
     friction = any(m.friction for m in members)
@@ -708,11 +712,18 @@ def _proposal(
         proposal = Proposal(known.condition, known.behavior, known.polarity, confidence, evidence)
         return Found(proposal, friction, known.id)
     best = _representative(cluster, groups, scores)
-    behavior, polarity = wording.behavior(_wording_text(best))
+    phrase = bool(best.directives) and best.directives[0].phrase
     texts = [_wording_text(best)] + [
-        d.text for m in members for d in m.directives if d.text != best.directives[0].text
+        d.text
+        for m in members
+        for d in m.directives
+        if not best.directives or d.text != best.directives[0].text
     ]
-    condition = wording.condition(texts)
+    texts = [phrasing.fix_typos(t, vocabulary) for t in texts]
+    condition, source = phrasing.situation(texts, phrase=phrase)
+    behavior, polarity = phrasing.behavior(
+        texts[0], phrase=phrase, situation=condition if source == 0 else None
+    )
     proposal = Proposal(condition, behavior, polarity, confidence, evidence)
     return Found(proposal, friction, None)
 
@@ -725,10 +736,12 @@ def _representative(cluster: Cluster, groups: list[Group], scores: np.ndarray) -
     if not candidates:
         candidates = list(cluster.groups)
 
-    def rank(g: int) -> tuple[float, float, int]:
+    calm = not any(groups[g].friction for g in cluster.groups)
+
+    def rank(g: int) -> tuple[bool, float, float, int]:
         score = groups[g].directives[0].score if groups[g].directives else -9
         centrality = float(sum(int(scores[g, o]) for o in cluster.groups))
-        return (score, centrality, -g)
+        return (calm and groups[g].habitual, score, centrality, -g)  # a preference as the user calls it
 
     return groups[max(candidates, key=rank)]
 

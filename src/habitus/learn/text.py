@@ -1,8 +1,8 @@
-"""Reading one user message: friction markers, directives, facts, and generalised When/Do wording.
+"""Reading one user message: friction markers, directives, facts, rules and reversals.
 
 Pure standard library (regular expressions and word lists), so that it costs nothing to import. The
-local analyzer (`habitus.learn.local`) calls `read_message` on every observation and, for each cluster
-of similar directives, `wording` to turn the user's own words into a candidate habit.
+local analyzer (`habitus.learn.local`) calls `read_message` on every observation; `habitus.learn.
+phrasing` turns a cluster of directives into the When/Do wording of a candidate habit.
 
 What a message can hold (DESIGN.md section 5, issue 5):
 
@@ -72,7 +72,7 @@ VERBS = _set(
     share group batch limit bound cap trim strip drop ignore prefix indent align render plot
     style paint highlight poll watch notify apply append prepend insert generate split keep
     verify double-check read cut copy paste upload download publish package sign encrypt decrypt
-    hash crash break fail hardcode hard-code print prompt reload"""
+    hash crash break fail hardcode hard-code print prompt reload dump unwrap expose hide leak"""
 )
 
 PRONOUN_OBJECTS = _set("it that this them these those both one everything something")
@@ -183,6 +183,7 @@ class Directive:
     habitual: bool = False  # says "as usual", "same style", ...
     marked: bool = False  # carries its own correction marker; an unmarked one elaborates the one before
     context: str = ""  # what a pronoun object refers to ("the lines are hard wrapped, don't do that")
+    phrase: bool = False  # a noun phrase ("type hints on everything"), not an imperative
 
 
 @dataclass(frozen=True)
@@ -783,8 +784,11 @@ def _directive(stripped: str, markers: set[str], question: bool, *, friction: bo
         return None
     made = "made" in markers  # worded by the reader from a statement, a question or "you forgot ..."
     habitual = bool(HABITUAL.search(stripped))
+    phrase = False
     if habitual and not (friction or made):
-        stripped = preference(stripped)  # "add pagination, type hints like we always do" -> "type hints"
+        kept = preference(stripped)
+        phrase = kept != stripped  # an appendix to a request: "add pagination, type hints like always"
+        stripped = kept  # "add pagination, type hints like we always do" -> "type hints"
     text = clean(stripped)
     if len(content_words(text)) < (1 if habitual else 2):
         return None
@@ -823,6 +827,7 @@ def _directive(stripped: str, markers: set[str], question: bool, *, friction: bo
         score=score,
         habitual=habitual,
         marked=marked,
+        phrase=phrase,
     )
 
 
@@ -848,170 +853,3 @@ def _fact(sentence: str, acknowledged: bool) -> Fact | None:
         body = body[:MAX_FACT_CHARS].rsplit(" ", 1)[0]
     kind = "preference" if _PREFERENCE.search(body) else "decision" if _DECISION.search(body) else "fact"
     return Fact(body[0].upper() + body[1:], kind)
-
-
-# -- generalising and wording ----------------------------------------------------------------------
-
-_EXTENSIONS = (
-    "py|pyi|ts|tsx|js|jsx|mjs|cjs|json|jsonl|md|rst|toml|yaml|yml|css|scss|less|html|go|rs|java|rb|sh"
-    "|txt|cfg|ini|sql|lock|c|h|cc|cpp|hpp|kt|swift|php|vue|svelte|xml|csv|ipynb|env|dockerfile|tf"
-)
-_PATH = re.compile(r"(?<![\w/])(?:~|\.{1,2})?(?:/?[\w.@+-]+/)+[\w.@+-]*")
-_FILE = re.compile(rf"(?<![\w/])[\w@+-][\w.@+-]*\.(?:{_EXTENSIONS})\b", re.IGNORECASE)
-_FILE_END = re.compile(rf"\.(?:{_EXTENSIONS})$", re.IGNORECASE)
-_VERSION = re.compile(r"(?<![\w.])v?\d+(?:\.\d+){1,3}(?:[-+.]?[a-z]+\d*)?(?![\w.])", re.IGNORECASE)
-_QUOTED = re.compile(r"'[^']{1,60}'|\"[^\"]{1,60}\"|`[^`]{1,60}`")
-
-
-def generalise(text: str) -> str:
-    """Replace file names, paths and version numbers, which tie a habit to one task."""
-    text = _PATH.sub(lambda m: "the file" if _FILE_END.search(m.group(0)) else "the folder", text)
-    text = _FILE.sub("the file", text)
-    text = _VERSION.sub("the version", text)
-    text = re.sub(r"\b(the|a|an) the (file|folder|version)\b", r"the \2", text, flags=re.IGNORECASE)
-    text = re.sub(r"\b(the (file|folder|version))(,? (and|or) the \2)+\b", r"\1", text)
-    return re.sub(r"\s{2,}", " ", text).strip()
-
-
-def _gerund(verb: str) -> str:
-    irregular = {"be": "being", "see": "seeing", "lie": "lying", "die": "dying", "set": "setting"}
-    if verb in irregular:
-        return irregular[verb]
-    if verb.endswith("ie"):
-        return verb[:-2] + "ying"
-    if verb.endswith("e") and not verb.endswith(("ee", "ye", "oe")):
-        return verb[:-1] + "ing"
-    cvc = len(verb) >= 3 and verb[-1] not in "aeiouwxy" and verb[-2] in "aeiou" and verb[-3] not in "aeiou"
-    if cvc and (len(verb) == 3 or (len(verb) == 4 and verb[0] not in "aeiou")):
-        return verb + verb[-1] + "ing"  # run -> running, stop -> stopping; edit -> editing
-    return verb + "ing"
-
-
-_WHEN = re.compile(r"\bwhen(?:ever)? (?:you |we )?([^,.;]{3,80})", re.IGNORECASE)
-_BEFORE = re.compile(r"\bbefore (?:you |we )?([^,.;]{3,80})", re.IGNORECASE)
-_PLACE = re.compile(r"\b(?:in|for|inside|within) ([^,.;:!?]{2,60})", re.IGNORECASE)
-_MASS_NOUNS = _set(
-    """code config configuration database db production prod ci documentation docs css html python
-    go rust typescript javascript sql git main staging"""
-)
-_NOT_A_SITUATION = _set("me it them you us him her and or this that")
-_OBJECT_END = _set(
-    """this that these those not but before after when whenever while if so because then in on at
-    for with from by to into as like instead than again just only every each always never please"""
-)
-
-
-def _situation_ok(phrase: str) -> bool:
-    found = words(phrase)
-    return (
-        bool(found)
-        and not (set(found) & _NOT_A_SITUATION)
-        and any(w not in STOPWORDS and not _verb(w) for w in found)
-    )
-
-
-def _place(text: str) -> str | None:
-    """A general place named by "in/for <things>": "in commit messages", "for tests", "in library code"."""
-    for match in _PLACE.finditer(text):
-        phrase: list[str] = []
-        for word in match.group(1).split():
-            bare = word.strip("'\"`").lower()
-            if bare in _OBJECT_END or not re.fullmatch(r"[a-z][a-z-]*", bare):
-                break
-            phrase.append(bare)
-        head = phrase[1:] if phrase and phrase[0] in ("the", "our", "all", "any") else phrase
-        if 1 <= len(head) <= 4 and (head[-1].endswith("s") or head[-1] in _MASS_NOUNS):
-            candidate = " ".join(phrase)
-            if _situation_ok(candidate):
-                return candidate
-    return None
-
-
-def condition(texts: list[str]) -> str:
-    """A "When ..." describing the situation, from the cluster's own words (most specific rule first)."""
-    for pattern in (_WHEN, _BEFORE):
-        for text in texts:
-            match = pattern.search(text)
-            if match:
-                phrase = generalise(match.group(1)).strip(" ,")
-                if _situation_ok(phrase):
-                    first = words(phrase)[0]
-                    if pattern is _WHEN or first.endswith("ing"):
-                        return f"When {phrase}"
-                    if first in DETERMINERS or first in ("any", "every", "each"):
-                        return f"When about to start {phrase}"  # "before any prod migration"
-                    return f"When about to {phrase}"
-    for text in texts:
-        place = _place(generalise(text))
-        if place:
-            return f"When working on {place}"
-    for text in texts:
-        clause = re.split(r"[.,;:!?]", generalise(text), maxsplit=1)[0]
-        found = words(clause)
-        if found and found[0] in ("don't", "dont", "never", "do", "no", "always", "stop", "avoid"):
-            found = found[2:] if found[:2] == ["do", "not"] else found[1:]
-        if found and _verb(found[0], typo=True):
-            verb = _verb(found[0], typo=True) or found[0]
-            rest: list[str] = []
-            for word in found[1:]:
-                if word in _OBJECT_END and (rest or word not in ("to", "into", "on", "from", "in")):
-                    break
-                rest.append(word)
-            if any(w not in STOPWORDS for w in rest):
-                return f"When {_gerund(verb)} {' '.join(rest[:5])}"
-    for text in texts:
-        found = (
-            _NO_THING.match(text) and re.split(r"[.,;:!?]| in | for ", generalise(text)[3:], maxsplit=1)[0]
-        )
-        if found and _situation_ok(found):
-            return f"When about to use {found.strip()}"  # "no emoji" -> "When about to use emoji"
-    topic = _topic(texts)
-    return f"When the work involves {topic}" if topic else "When working on a task like this"
-
-
-def _topic(texts: list[str]) -> str:
-    counts: dict[str, int] = {}
-    for text in texts:
-        for word in set(content_words(text)):
-            if not _verb(word) and not word.isdigit():
-                counts[word] = counts.get(word, 0) + 1
-    ranked = sorted(counts, key=lambda w: (-counts[w], w))[:2]
-    return " and ".join(ranked)
-
-
-_LEADING_SITUATION = re.compile(r"^(?:before|when|whenever|after|once) [^,]{3,80},\s*", re.IGNORECASE)
-
-
-def behavior(text: str) -> tuple[str, int]:
-    """("Do ..."/"Do not ...", polarity) from one directive (its situation clause goes to the condition)."""
-    body = generalise(text).strip().rstrip(".!?;,")
-    body = _LEADING_SITUATION.sub("", body) or body
-    first = re.match(r"[A-Za-z]+", body)
-    fixed = _verb(first.group(0), typo=True) if first else None
-    if first and fixed and first.group(0).lower() != fixed:
-        body = fixed + body[first.end() :]  # "reda the file" -> "read the file"
-    lowered = body.lower()
-    polarity = 1
-    for prefix, replacement in (
-        ("do not ", ""),
-        ("don't ", ""),
-        ("dont ", ""),
-        ("never ", ""),
-        ("avoid ", ""),
-        ("stop ", "keep "),
-        ("no more ", "use more "),
-    ):
-        if lowered.startswith(prefix):
-            body = replacement + body[len(prefix) :]
-            polarity = -1
-            break
-    else:
-        if _NO_THING.match(body):
-            body = "use " + body[3:]
-            polarity = -1
-        elif lowered.startswith("always "):
-            body = body[len("always ") :]
-        elif not _starts_imperative(body):
-            body = "use " + body  # "rgb hex values in themes" -> "use rgb hex values in themes"
-    body = body[:1].lower() + body[1:] if body[:2] != body[:2].upper() else body
-    return ("Do not " if polarity < 0 else "Do ") + body + ".", polarity
