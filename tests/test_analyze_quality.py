@@ -12,7 +12,7 @@ import pytest
 from analyze_helpers import capture, query
 from conftest import run
 from habit_helpers import declared
-from habitus.learn import queue
+from habitus.learn import local, queue
 from habitus.learn.local import Pending
 
 REJECTED = (
@@ -107,6 +107,7 @@ def test_a_calm_preference_accumulates_through_the_ledger(state_root: Path) -> N
     assert analyze()["proposals"] == []
     [note] = notes(state_root)
     assert note.kind == "calm" and "docstrings" in note.text
+    assert run(["status"]).result["analyze"]["pending_notes"] == 1
     # Repeated in a later run as a habit ("as usual"): a candidate citing both days.
     capture(
         state_root,
@@ -325,3 +326,55 @@ def test_pending_notes_are_bounded_sealed_and_verified(
     capture(state_root, [("again no docstrings?!", "Sorry.", "2026-06-03T09:00:00Z")])
     out = run(["analyze"])
     assert out.exit == 3 and out.error["code"] == "checksum_mismatch"
+
+
+ACTIVE = [
+    ("When defining colours in a theme", "Do use rgb values, never palette indices.", 1),
+    ("When changing a file", "Do read the whole file before editing it.", 1),
+    ("When writing tests", "Do not mock the database; use a real sqlite file.", -1),
+    ("When writing commit messages", "Do not use emoji in commit messages.", -1),
+    ("When about to change the public api", "Do ask me first.", 1),
+]
+
+
+@pytest.fixture(scope="module")
+def vectors(tmp_path_factory: pytest.TempPathFactory) -> local.Vectors:
+    from habitus.embed import load_embedder
+    from habitus.state.root import StateRoot
+
+    root = StateRoot.at(tmp_path_factory.mktemp("embed") / "state")
+    root.ensure()
+    return local.Vectors(load_embedder(root))
+
+
+@pytest.mark.parametrize(
+    ("message", "reversed_habit"),
+    [
+        ("actually, use palette indices from now on", 0),
+        ("actually, palette indices are fine now", 0),
+        ("you don't need to read the whole file before editing anymore", 1),
+        ("actually, mocking the database is fine now", 2),
+        ("from now on, feel free to use emoji in commit messages", 3),
+        ("you no longer need to ask before changing the public api", 4),
+        ("actually, use the other chart", None),
+        ("from now on always run the tests before pushing", None),  # a new rule, not a reversal
+        ("actually, use sqlite for the cache", None),  # what a habit asks for is not reversed
+        ("scratch that, use tabs", None),
+        ("you don't need to run the linter anymore", None),
+        ("use palette indices for this one chart", None),  # no reversal marker
+    ],
+)
+def test_which_reversals_contradict_which_habit(
+    vectors: local.Vectors, message: str, reversed_habit: int | None
+) -> None:
+    context = [local.Known(f"h{i}", c, b, p, "active", False) for i, (c, b, p) in enumerate(ACTIVE)]
+    record = {
+        "gen": 1,
+        "seq": 1,
+        "checksum": "x",
+        "at": "2026-06-01T09:00:00Z",
+        "payload": {"user": message, "assistant": "Ok.", "session": "s"},
+    }
+    found = local.analyze([record], load=lambda: vectors, context=context).contradictions
+    assert [c.habit for c in found] == ([] if reversed_habit is None else [f"h{reversed_habit}"])
+    assert all(c.similarity_bp >= local.CONTRADICT_BP for c in found)

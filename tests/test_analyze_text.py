@@ -187,16 +187,13 @@ def test_condition_wording(texts: list[str], expected: str) -> None:
         (
             "ask me before you change the public api",
             {"situation": "When about to change the public api"},
-            (
-                "Do ask me first.",
-                -0 + 1,
-            ),
+            ("Do ask me first.", 1),
         ),
         # reasons about people and explanations after the request are dropped, requests kept
         (
-            "every script needs strict mode, I shouldn't have to ask",
+            "make sure every script has strict mode, I shouldn't have to ask",
             {},
-            ("Do use every script needs strict mode.", 1),
+            ("Do make sure every script has strict mode.", 1),
         ),
         ("never delete migration files. prod has them applied.", {}, ("Do not delete migration files.", -1)),
         (

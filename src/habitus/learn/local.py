@@ -59,7 +59,7 @@ REJECTION_WINDOW_S = 30 * 60
 # corrections of the same habit against pairs of different ones; scripts/calibrate_analyze.py).
 LEXICAL_WEIGHT = 0.3  # weight of the shared distinctive terms (0..1) added to the cosine
 CLUSTER_BP = 5500  # a group joins a cluster, or an existing habit, at this similarity (x 10,000)
-CONTRADICT_BP = 6500  # a reversal must match the habit it contradicts at least this well ...
+CONTRADICT_BP = 8000  # a reversal must match the habit it contradicts at least this well ...
 CONTRADICT_MARGIN_BP = 1000  # ... and every other active habit this much less
 MAX_CONTEXT_HABITS = 2000
 MAX_CONTEXT_NOTES = 3  # cited corrections of a candidate compared with new ones
@@ -449,14 +449,17 @@ _NEGATED_PART = re.compile(
 
 
 def _sides(known: Known) -> tuple[str, str]:
-    """(what the habit asks for, what it rules out): "Do use rgb values, no rgb indices." ->
-    ("use rgb values", "rgb indices"); "Do not mock the database." -> ("", "mock the database")."""
+    """(what the habit asks for, what it rules out), each with its situation: "When theming / Do use
+    rgb values, no rgb indices." -> ("use rgb values theming", "rgb indices theming"); "Do not mock the
+    database; use a real sqlite file." -> ("use a real sqlite file", "mock the database")."""
     body = re.sub(r"^do(?: not)?\s+", "", known.behavior.strip(), flags=re.IGNORECASE).rstrip(".")
+    where = re.sub(r"^when\s+(?:about to\s+)?", "", known.condition.strip(), flags=re.IGNORECASE)
     if known.polarity < 0:
-        return "", body
+        first, _, rest = body.partition(";")
+        return (f"{rest.strip()} {where}" if rest.strip() else ""), f"{first.strip()} {where}"
     negated = [m.group(1).strip() for m in _NEGATED_PART.finditer(body)]
     positive = _NEGATED_PART.sub("", body).strip(" ,;")
-    return positive, ", ".join(negated)
+    return f"{positive} {where}", (f"{', '.join(negated)} {where}" if negated else "")
 
 
 def _contradictions(

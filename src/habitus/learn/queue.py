@@ -186,7 +186,9 @@ def counts(conn: sqlite3.Connection) -> dict[str, int]:
         rows.verify("analyze_quarantine", r) for r in conn.execute("SELECT * FROM analyze_quarantine")
     ]
     failures = [rows.verify("analyze_failures", r) for r in conn.execute("SELECT * FROM analyze_failures")]
+    waiting = [rows.verify("analyze_pending", r) for r in conn.execute("SELECT * FROM analyze_pending")]
     return {
+        "pending_notes": len(waiting),
         "quarantined": len(quarantined),
         "failed_batches": sum(1 for f in failures if not f["skipped"]),
         "skipped_batches": sum(1 for f in failures if f["skipped"]),
@@ -197,7 +199,8 @@ def status(root: StateRoot, *, wait: float) -> dict[str, Any]:
     """The analyze section of `habitus status`: read-only, never creates or migrates the ledger.
 
     `unread` lists each generation still on disk with records after its watermark; `last_run`,
-    `quarantined` and the failure counts are null when there is no up-to-date ledger."""
+    `pending_notes` (instructions said once, waiting for a repeat), `quarantined` and the failure
+    counts are null when there is no up-to-date ledger."""
     from habitus.state import ledger as ledger_store
     from habitus.state import observations
 
@@ -223,6 +226,7 @@ def status(root: StateRoot, *, wait: float) -> dict[str, Any]:
             "unread": unread,
             "unread_total": sum(u["unread"] for u in unread),
             "last_run": last_run(conn) if conn is not None else None,
+            "pending_notes": found.get("pending_notes", 0 if version is None else None),
             "quarantined": found.get("quarantined", 0 if version is None else None),
             "failed_batches": found.get("failed_batches", 0 if version is None else None),
             "skipped_batches": found.get("skipped_batches", 0 if version is None else None),
