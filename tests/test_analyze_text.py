@@ -118,6 +118,23 @@ def test_facts_are_memory_not_habits(message: str, kind: str, content: str) -> N
     assert reading.directives == [] and reading.instructions == []
 
 
+@pytest.mark.parametrize(
+    ("message", "directive"),
+    [
+        ("remember: never push to main", "never push to main"),
+        (
+            "remember to run the migrations check before deploying",
+            "run the migrations check before deploying",
+        ),
+        ("fyi don't touch the generated client", "don't touch the generated client"),
+    ],
+)
+def test_a_reminder_that_asks_is_a_directive_not_a_fact(message: str, directive: str) -> None:
+    reading = read_message(message)
+    assert reading.facts == []
+    assert [d.text for d in reading.directives + reading.instructions] == [directive]
+
+
 def test_an_acknowledged_statement_is_a_fact_only_when_the_agent_noted_it() -> None:
     message = "the package supports only node 18 and newer"
     assert read_message(message, assistant="Noted: Node 18 is the minimum.").facts

@@ -18,8 +18,19 @@ What a message can hold (DESIGN.md section 5, issue 5):
 - facts: sentences introduced by "fyi", "btw", "heads up", "for the record", "remember that",
   project statements ("we use ...", "this repo publishes ...") and statements the agent acknowledged
   with "Noted"; they become memory suggestions, never habits;
-- loose friction: a friction message with no directive ("again a mock db??") may add evidence to a
-  habit seeded elsewhere but never seeds one.
+- loose friction: a friction sentence with no directive ("again a mock db??") may add evidence to a
+  habit seeded elsewhere but never seeds one;
+- requests worded from what the user said, read against the agent's previous reply (`before`):
+  "you forgot X" (-> include X), "where is X??" / "why do they have no X?" (-> include X, a question:
+  never starts a habit), "why is there X?" (-> no X), "again no X" when the reply never mentioned X
+  (X is missing, not unwanted), "again X" when the reply did X (X is unwanted), "drop/remove X" right
+  after the agent added X (a correction, not a new task);
+- rules stated as statements: "X never goes into git", "X must never ...", "every X needs Y" are
+  prohibitions or requirements (friction of their own); "we always/never ..." is a rule only in a
+  message with other friction (or right after a rejected tool use), else a memory suggestion;
+  descriptions that merely say "always" ("the nightly job always starts at 2") stay facts;
+- reversals: "actually, do X now", "X is fine now", "you don't need to X anymore" lift or reverse an
+  earlier rule (`Reversal`); the local analyzer decides whether one contradicts an active habit.
 """
 
 from __future__ import annotations
@@ -646,9 +657,14 @@ def read_message(
         fact = _fact(sentence, acknowledged)
         stripped_sentence = _strip_lead(sentence)[0]
         rule = _normative(_FACT_START.sub("", stripped_sentence) if fact else stripped_sentence)
-        if fact is not None and rule is None:
+        told = _FACT_START.match(sentence.strip())
+        asked = told is not None and _starts_imperative(re.sub(r"^to\s+", "", sentence.strip()[told.end() :]))
+        if fact is not None and rule is None and not asked:
             reading.facts.append(fact)
             continue
+        if asked and told is not None:  # "remember: never push to main" asks, it does not inform
+            sentence = re.sub(r"^to\s+", "", sentence.strip()[told.end() :])
+            stripped_sentence = _strip_lead(sentence)[0]
         reversal = _reversal(stripped_sentence, sentence)
         if reversal is not None:
             reading.reversals.append(reversal)
