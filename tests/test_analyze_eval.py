@@ -62,8 +62,21 @@ def test_eval_scores_the_tuned_set(state_root: Path) -> None:
 def test_eval_scores_the_heldout_set() -> None:
     result = evaluate(HELDOUT)
     assert result["habits"]["tp"] + result["habits"]["fn"] == 8
-    assert result["habits"]["precision_bp"] >= 7500 and result["habits"]["recall_bp"] >= 7500
-    assert sum(result["stage"]["confusion"].get("reviewable", {}).values()) >= 1
+    # README reports these figures (developed on since; no longer held out).
+    assert result["habits"]["precision_bp"] >= 9000 and result["habits"]["recall_bp"] >= 9000
+    assert result["stage"]["correct"] >= 7
+    assert result["stage"]["confusion"].get("reviewable", {}).get("reviewable", 0) >= 4
+
+
+def test_eval_scores_the_blind_set() -> None:
+    # Measured once, at the end of the quality work (README); this only guards against regressions.
+    result = evaluate(BLIND)
+    assert (
+        result["habits"]["tp"] + result["habits"]["fn"] == 11
+        and result["facts"]["tp"] + result["facts"]["fn"] == 6
+    )
+    assert result["habits"]["precision_bp"] >= 8750 and result["habits"]["recall_bp"] >= 6300
+    assert result["stage"]["correct"] >= 3 and result["facts"]["tp"] >= 2
 
 
 def test_eval_one_conversation_and_bad_labels(tmp_path: Path) -> None:
