@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from conftest import REPO, SHARED, needs_shared, run
 from test_fixture_data import check_conversation, keywords_match, meets_gate, read_jsonl
 
 TUNED = REPO / "tests" / "fixtures" / "analyze" / "labels.json"
 HELDOUT = REPO / "tests" / "fixtures" / "analyze_heldout" / "labels.json"
+BLIND = REPO / "tests" / "fixtures" / "analyze_blind" / "labels.json"
 PI = SHARED / "fixtures" / "transcripts" / "pi" / "large-session.jsonl"
 
 
@@ -19,13 +22,14 @@ def evaluate(labels: Path, *extra: str) -> dict:
     return out.result
 
 
-def test_heldout_set_shape() -> None:
-    labels = json.loads(HELDOUT.read_text(encoding="utf-8"))
+@pytest.mark.parametrize("path", [HELDOUT, BLIND], ids=["heldout", "blind"])
+def test_evaluation_set_shape(path: Path) -> None:
+    labels = json.loads(path.read_text(encoding="utf-8"))
     assert labels["format"] == 1
     names = [c["file"] for c in labels["conversations"]]
-    assert sorted(names) == sorted(p.name for p in HELDOUT.parent.glob("*.jsonl"))
+    assert sorted(names) == sorted(p.name for p in path.parent.glob("*.jsonl"))
     for conv in labels["conversations"]:
-        by_at = check_conversation(read_jsonl(HELDOUT.parent / conv["file"]), conv["file"])
+        by_at = check_conversation(read_jsonl(path.parent / conv["file"]), conv["file"])
         for habit in conv["habits"]:
             assert set(habit["evidence_ats"]) <= set(by_at)
             assert habit["stage"] == ("reviewable" if meets_gate(habit["evidence_ats"]) else "collecting")
@@ -58,8 +62,21 @@ def test_eval_scores_the_tuned_set(state_root: Path) -> None:
 def test_eval_scores_the_heldout_set() -> None:
     result = evaluate(HELDOUT)
     assert result["habits"]["tp"] + result["habits"]["fn"] == 8
-    assert result["habits"]["precision_bp"] >= 7500 and result["habits"]["recall_bp"] >= 7500
-    assert sum(result["stage"]["confusion"].get("reviewable", {}).values()) >= 1
+    # README reports these figures (developed on since; no longer held out).
+    assert result["habits"]["precision_bp"] >= 9000 and result["habits"]["recall_bp"] >= 9000
+    assert result["stage"]["correct"] >= 7
+    assert result["stage"]["confusion"].get("reviewable", {}).get("reviewable", 0) >= 4
+
+
+def test_eval_scores_the_blind_set() -> None:
+    # Measured once, at the end of the quality work (README); this only guards against regressions.
+    result = evaluate(BLIND)
+    assert (
+        result["habits"]["tp"] + result["habits"]["fn"] == 11
+        and result["facts"]["tp"] + result["facts"]["fn"] == 6
+    )
+    assert result["habits"]["precision_bp"] >= 8750 and result["habits"]["recall_bp"] >= 6300
+    assert result["stage"]["correct"] >= 3 and result["facts"]["tp"] >= 2
 
 
 def test_eval_one_conversation_and_bad_labels(tmp_path: Path) -> None:

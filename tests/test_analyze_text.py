@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from habitus.learn.text import MAX_DIRECTIVE_CHARS, behavior, condition, generalise, read_message
+from habitus.learn.phrasing import behavior, condition, fix_typos, generalise, vocabulary
+from habitus.learn.text import MAX_DIRECTIVE_CHARS, read_message
 
 REJECTION = (
     "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file "
@@ -117,6 +118,23 @@ def test_facts_are_memory_not_habits(message: str, kind: str, content: str) -> N
     assert reading.directives == [] and reading.instructions == []
 
 
+@pytest.mark.parametrize(
+    ("message", "directive"),
+    [
+        ("remember: never push to main", "never push to main"),
+        (
+            "remember to run the migrations check before deploying",
+            "run the migrations check before deploying",
+        ),
+        ("fyi don't touch the generated client", "don't touch the generated client"),
+    ],
+)
+def test_a_reminder_that_asks_is_a_directive_not_a_fact(message: str, directive: str) -> None:
+    reading = read_message(message)
+    assert reading.facts == []
+    assert [d.text for d in reading.directives + reading.instructions] == [directive]
+
+
 def test_an_acknowledged_statement_is_a_fact_only_when_the_agent_noted_it() -> None:
     message = "the package supports only node 18 and newer"
     assert read_message(message, assistant="Noted: Node 18 is the minimum.").facts
@@ -152,16 +170,75 @@ def test_behavior_wording(directive: str, expected: tuple[str, int]) -> None:
     ("texts", "expected"),
     [
         (["install the wheel before you say a release is ready"], "When about to say a release is ready"),
-        (["snapshot before any prod migration"], "When about to start any prod migration"),
-        (["no console in library code"], "When working on library code"),
-        (["no mocked database in tests"], "When working on tests"),
+        (["snapshot before any prod migration"], "When about to start a prod migration"),
+        (["no console in library code"], "When writing library code"),
+        (["no mocked database in tests"], "When writing tests"),
         (["never delete migration files"], "When deleting migration files"),
-        (["don't push to main directly"], "When pushing to main directly"),
-        (["no emoji"], "When about to use emoji"),
+        (
+            ["don't push to main directly"],
+            "When pushing to main",
+        ),  # "directly" is the rule, not the situation
+        (["no emoji"], "When adding emoji"),
+        (["no conosle logs"], "When adding conosle logs"),  # typos are fixed by fix_typos, see below
+        (["no pushes to main"], "When pushing to main"),
+        (["read the full file"], "When reading a file"),
+        (["never crash on invalid config"], "When handling invalid config"),
+        (["make sure every script has set -euo pipefail"], "When writing a script"),
+        (["never sudo anything from these scripts"], "When writing scripts"),
+        (["stop putting summaries at the end of the doc pages"], "When writing the doc pages"),
+        (["use rgb values in the themes"], "When writing themes"),
+        (["don't edit 0032, make a new migration"], "When editing a file"),
     ],
 )
 def test_condition_wording(texts: list[str], expected: str) -> None:
     assert condition(texts) == expected
+
+
+@pytest.mark.parametrize(
+    ("directive", "options", "expected"),
+    [
+        ("stop putting summaries at the end of pages", {}, ("Do not put summaries at the end of pages.", -1)),
+        ("table-driven tests", {"phrase": True}, ("Do use table-driven tests.", 1)),
+        ("type hints on everything", {"phrase": True}, ("Do use type hints on everything.", 1)),
+        # the situation went into the condition: not repeated
+        (
+            "ask me before you change the public api",
+            {"situation": "When about to change the public api"},
+            ("Do ask me first.", 1),
+        ),
+        # reasons about people and explanations after the request are dropped, requests kept
+        (
+            "make sure every script has strict mode, I shouldn't have to ask",
+            {},
+            ("Do make sure every script has strict mode.", 1),
+        ),
+        ("never delete migration files. prod has them applied.", {}, ("Do not delete migration files.", -1)),
+        (
+            "don't mock the database. use a real sqlite file",
+            {},
+            ("Do not mock the database; use a real sqlite file.", -1),
+        ),
+        (
+            "imperative subjects. and no trailing period",
+            {},
+            ("Do use imperative subjects, and no trailing period.", 1),
+        ),
+        ("add a table-driven test for it", {}, ("Do add a table-driven test.", 1)),
+        ("do use rgb indices", {}, ("Do use rgb indices.", 1)),
+    ],
+)
+def test_behavior_wording_rules(directive: str, options: dict, expected: tuple[str, int]) -> None:
+    assert behavior(directive, **options) == expected
+
+
+def test_typos_are_fixed_only_when_unambiguous() -> None:
+    counts = vocabulary(["no conosle logs!", "Removed the console.error calls", "console output is gone"])
+    assert fix_typos("no conosle logs", counts) == "no console logs"
+    # "sheel" is one typo from both "shell" and "sheet", which the batch uses: ambiguous, kept.
+    both = vocabulary(["the shell", "a shell", "the sheet", "a sheet"])
+    assert fix_typos("open the sheel", both) == "open the sheel"
+    assert fix_typos("open the sheel", vocabulary(["the shell", "a shell"])) == "open the shell"
+    assert fix_typos("reda the file", vocabulary(["read it", "read that"])) == "reda the file"  # short words
 
 
 @settings(max_examples=200, deadline=None)

@@ -280,7 +280,10 @@ SECRET_PATTERNS = {
 
 def data_files() -> list[Path]:
     files = [
-        p for folder in (SELECT, ANALYZE) for p in folder.iterdir() if p.suffix in {".jsonl", ".json", ".md"}
+        p
+        for folder in (SELECT, ANALYZE, FIXTURES / "analyze_heldout", FIXTURES / "analyze_blind")
+        for p in folder.iterdir()
+        if p.suffix in {".jsonl", ".json", ".md"}
     ]
     demo = resources.files("habitus.demo") / "sample_conversation.jsonl"
     return [*sorted(files), Path(str(demo))]

@@ -16,12 +16,15 @@ MAN = {
     '[{"generation","after_seq","through_seq"}],"records"},"batches":[{"generation","seq_start","seq_end",'
     '"records","bytes","proposals","outcome"}],"records","proposals":[{"id","outcome","status","stage",'
     '"condition","behavior","polarity","confidence_bp","friction","evidence","evidence_added","checksum"}],'
-    '"memory_suggestions":[{"content","kind","refs","day"}],"rotated"}. outcome is created, evidence_added, '
+    '"memory_suggestions":[{"content","kind","refs","day"}],"dormant":[{"id","ref","note","similarity_bp"}],'
+    '"rotated"}. outcome is created, evidence_added, '
     "reworded or rejected_before; stage is reviewable (>= 3 cited observations over >= 2 days) or "
-    "collecting. With nothing unread it answers at once with empty lists.",
+    "collecting. dormant lists the active habits the user explicitly reversed (they went dormant). "
+    "With nothing unread it answers at once with empty lists.",
     "files": "Reads observations/ and config.toml (analyze.model, analyze.batch_max_records, "
     "analyze.batch_max_bytes, capture.retention_days); writes ledger.sqlite (candidates, evidence, audit, "
-    "analyze_watermarks, analyze_failures, analyze_quarantine, analyze_runs); rotates fully analysed "
+    "analyze_watermarks, analyze_failures, analyze_quarantine, analyze_runs, analyze_pending; an active "
+    "habit the user explicitly reverses goes dormant); rotates fully analysed "
     "generations into observations/archive/; holds locks/analyze.lock.",
 }
 
@@ -44,6 +47,8 @@ def cli(dry_run: bool, root: StateRoot, wait: float, pretty: bool) -> None:
     review candidates with `habitus habit list`. A candidate is reviewable with
     >= 3 cited observations over >= 2 days, else it keeps collecting evidence.
     Facts go to memory_suggestions in the result; nothing is written to memory.
+    An active habit the user explicitly reverses ("actually, X is fine now")
+    goes dormant (audited; `habitus habit enable` brings it back).
 
     The local analyzer (default) works offline; with analyze.model = NAME the
     configured model analyses each batch and an invalid answer is quarantined.

@@ -23,8 +23,8 @@ MAN = {
     "counts the selection log (calls, with_guidance, without_guidance, failed, habits_injected, "
     "median_latency_ms of the last 1,000 calls, last_at; null without an up-to-date ledger); observations "
     "reports the current generation, its record count and last seq, and the archived generations; analyze "
-    "reports the unread records per generation, the last analyze run, and quarantined model answers and "
-    "failed batches.",
+    "reports the unread records per generation, the last analyze run, the instructions waiting for a "
+    "repeat, and quarantined model answers and failed batches.",
     "files": "Reads config.toml, ledger.sqlite, memory.sqlite, observations/ (manifests only) and "
     "errors.jsonl; never creates or migrates anything.",
 }

@@ -325,23 +325,41 @@ TRANSITIONS: dict[str, tuple[tuple[str, ...], str, str, str | None]] = {
 
 
 def transition(
-    ledger: Ledger, action: str, habit_id: str, checksum: str | None = None, *, actor: str = "user"
+    ledger: Ledger,
+    action: str,
+    habit_id: str,
+    checksum: str | None = None,
+    *,
+    actor: str = "user",
+    note: dict[str, Any] | None = None,
+    in_transaction: bool = False,
 ) -> dict[str, Any]:
     """A change of status that activates nothing (see TRANSITIONS); archiving also dismisses the
-    habit's pending relations."""
-    allowed, to, outcome, reason = TRANSITIONS[action]
+    habit's pending relations. With `in_transaction` the caller holds the writing transaction."""
+    if in_transaction:
+        return _transition(ledger, action, habit_id, checksum, actor, note)
     with ledger.tx():
-        habit = get_habit(ledger.conn, habit_id)
-        check_review(habit, checksum)
-        if habit["status"] == to:
-            return {"habit": public(habit), "outcome": "unchanged"}
-        _check_status(habit, allowed, action)
-        updated = rows.change(ledger.conn, "habits", habit, action, actor, status=to, reason=reason)
-        dismissed = (
-            similar.dismiss_pending(ledger.conn, habit_id, actor=actor, why=action)
-            if to == "archived"
-            else []
-        )
+        return _transition(ledger, action, habit_id, checksum, actor, note)
+
+
+def _transition(
+    ledger: Ledger,
+    action: str,
+    habit_id: str,
+    checksum: str | None,
+    actor: str,
+    note: dict[str, Any] | None,
+) -> dict[str, Any]:
+    allowed, to, outcome, reason = TRANSITIONS[action]
+    habit = get_habit(ledger.conn, habit_id)
+    check_review(habit, checksum)
+    if habit["status"] == to:
+        return {"habit": public(habit), "outcome": "unchanged"}
+    _check_status(habit, allowed, action)
+    updated = rows.change(ledger.conn, "habits", habit, action, actor, note=note, status=to, reason=reason)
+    dismissed = (
+        similar.dismiss_pending(ledger.conn, habit_id, actor=actor, why=action) if to == "archived" else []
+    )
     result: dict[str, Any] = {"habit": public(updated), "outcome": outcome}
     if dismissed:
         result["dismissed_relations"] = dismissed
@@ -367,9 +385,18 @@ def archive(
     return transition(ledger, "archive", habit_id, checksum, actor=actor)
 
 
-def mark_dormant(ledger: Ledger, habit_id: str, *, actor: str = "analyze") -> dict[str, Any]:
-    """For analyze: an active habit strongly contradicted by recent evidence goes dormant (not deleted)."""
-    return transition(ledger, "dormant", habit_id, actor=actor)
+def mark_dormant(
+    ledger: Ledger,
+    habit_id: str,
+    *,
+    actor: str = "analyze",
+    note: dict[str, Any] | None = None,
+    in_transaction: bool = False,
+) -> dict[str, Any]:
+    """For analyze: an active habit strongly contradicted by recent evidence goes dormant (not deleted;
+    `habit enable` re-activates it). `note` goes into the audit entry (e.g. the contradicting ref).
+    Inside the batch transaction pass `in_transaction=True`."""
+    return transition(ledger, "dormant", habit_id, actor=actor, note=note, in_transaction=in_transaction)
 
 
 # -- declare --------------------------------------------------------------------------------------

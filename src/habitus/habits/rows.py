@@ -82,6 +82,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
         "answer",
         "created_at",
     ),
+    "analyze_pending": ("kind", "ref", "day", "text", "habitual", "created_at"),
     "analyze_runs": (
         "analyzer",
         "started_at",

@@ -8,31 +8,45 @@ For one batch (records of one generation, in order):
 3. group a friction message's directives: one carrying its own marker ("no", "don't", "again", "I
    told you", "always/never") starts a group, an unmarked one elaborates the group before it
    ("no, don't mock the database. use a real sqlite file" is one correction);
-4. embed the groups (and, only when the batch has a habitual instruction such as "table-driven as
-   usual", the friction-free instructions that share a word with it) and cluster them: a group joins
-   an existing habit whose behaviour is similar (its exact wording is reused, so evidence accumulates
-   across batches and runs), else the most similar cluster, else starts one if it is general enough;
+4. embed each group's gist (habitus.learn.gist: the request and its object, without reasons, markers
+   and one-off tails) and cluster them by similarity = cosine + LEXICAL_WEIGHT x shared distinctive
+   terms, at CLUSTER_BP: a group joins an existing habit whose behaviour or cited corrections it
+   resembles (the habit's exact wording is reused, so evidence accumulates across batches and runs),
+   else the most similar cluster, else starts one if it is general enough. Friction-free instructions
+   take part only when the batch has a habitual one ("table-driven as usual"), with the ones sharing a
+   term with it and the calm instructions kept from earlier batches (`Pending`); a calm instruction
+   never joins a correction unless it says it is habitual or removes what the agent just added;
 5. turn each cluster into a proposal: "When ..." from the situation the user named ("before ...",
    "in tests", ...), "Do ..." from the best-worded directive in the user's own words, generalised
    away from file names, paths and versions; evidence = the cited observations with their UTC days.
 
 Friction outranks friction-free preferences: a friction cluster is proposed from one general
 correction (it then collects evidence), a friction-free one only when it repeats in >= 2 observations
-and says it is habitual; friction clusters also get the higher confidence. Facts become memory
-suggestions. The ledger decides the stage (reviewable at >= 3 observations over >= 2 days).
+(this batch's or earlier ones kept as `Pending`) and says it is habitual; friction clusters also get
+the higher confidence. Facts become memory suggestions. The ledger decides the stage (reviewable at
+>= 3 observations over >= 2 days).
 
-numpy is used through the embedder only; nothing is embedded when a batch holds no friction.
+Strong contradictions: a message that explicitly lifts or reverses a rule ("actually, do use rgb
+indices now", "you don't need to ask before renaming anymore") and matches exactly one active habit
+at CONTRADICT_BP (on the side it reverses) is reported as a `Contradiction`; the run marks that habit
+dormant (habitus.habits.mark_dormant, audited) and proposes a replacement only as a candidate.
+
+numpy is used through the embedder only; nothing is embedded when a batch holds no friction, no
+habitual instruction and no reversal.
 """
 
 from __future__ import annotations
 
 import datetime
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from habitus.habits.lifecycle import Evidence, Proposal
+from habitus.learn import gist as gists
+from habitus.learn import phrasing
 from habitus.learn import text as wording
 
 if TYPE_CHECKING:
@@ -41,10 +55,15 @@ if TYPE_CHECKING:
     from habitus.embed.engine import Embedder
 
 REJECTION_WINDOW_S = 30 * 60
-CLUSTER_BP = 3800  # a group joins a cluster at this cosine (x 10,000) to its nearest member
-JOIN_LOOSE_BP = 4800  # friction without a directive joins only a clearly similar cluster
-HABIT_BP = 5000  # a group reuses an existing habit's wording at this cosine to its behaviour
+# Calibrated on the labelled conversations of tests/fixtures/analyze and analyze_heldout (pairs of
+# corrections of the same habit against pairs of different ones; scripts/calibrate_analyze.py).
+LEXICAL_WEIGHT = 0.3  # weight of the shared distinctive terms (0..1) added to the cosine
+CLUSTER_BP = 5500  # a group joins a cluster, or an existing habit, at this similarity (x 10,000)
+CONTRADICT_BP = 8000  # a reversal must match the habit it contradicts at least this well ...
+CONTRADICT_MARGIN_BP = 1000  # ... and every other active habit this much less
 MAX_CONTEXT_HABITS = 2000
+MAX_CONTEXT_NOTES = 3  # cited corrections of a candidate compared with new ones
+MAX_PARTS = 1  # requests of one correction also compared one by one
 MAX_NOTE_CHARS = 160
 FRICTION_BASE_BP, FRICTION_STEP_BP, FRICTION_MAX_BP = 6000, 800, 9500
 PREFERENCE_BASE_BP, PREFERENCE_STEP_BP, PREFERENCE_MAX_BP = 4000, 500, 6500
@@ -112,6 +131,20 @@ class Known:
     polarity: int
     status: str
     rejected: bool
+    notes: tuple[str, ...] = ()  # the corrections it cites (candidates only), compared like groups
+
+
+@dataclass(frozen=True)
+class Pending:
+    """An instruction kept from an earlier batch, waiting for a repeat: a calm instruction (a
+    preference said once) or friction without a directive that joined nothing."""
+
+    id: int
+    kind: str  # "calm" | "loose"
+    ref: str
+    day: str
+    text: str
+    habitual: bool
 
 
 @dataclass
@@ -119,13 +152,32 @@ class Group:
     """One correction (a directive and its elaborations), or one friction-free instruction."""
 
     observation: int
-    text: str  # the primary directive (or loose text): what is embedded and compared
+    text: str  # the primary directive (or loose text): worded from, and noted as evidence
     directives: list[wording.Directive]
     friction: bool
     seed: bool
     loose: bool = False
     habitual: bool = False
     extra: list[int] = field(default_factory=list)  # linked rejections
+    gist: str = ""  # what is embedded and compared (habitus.learn.gist): the whole correction ...
+    terms: frozenset[str] = frozenset()
+    parts: list[tuple[str, frozenset[str]]] = field(default_factory=list)  # ... and each request alone
+    pending: int | None = None  # id of the Pending note it stands for
+    against: frozenset[int] = frozenset()  # known habits it contradicts (never joins them)
+
+    def settle(self, context: str = "") -> None:
+        """Compute the gists once the group's directives are complete."""
+        texts = [self.text] + [d.text for d in self.directives[1:]]
+        self.gist = gists.gist(". ".join(texts), context)
+        self.terms = gists.terms(self.gist)
+        self.parts = []
+        for text in texts[:MAX_PARTS] if len(texts) > 1 else []:
+            part = gists.gist(text, context)
+            if part != self.gist and all(part != p for p, _ in self.parts):
+                self.parts.append((part, gists.terms(part)))
+
+    def views(self) -> list[tuple[str, frozenset[str]]]:
+        return [(self.gist, self.terms), *self.parts]
 
 
 @dataclass
@@ -151,41 +203,113 @@ class Found:
     reuses: str | None  # id of the existing habit whose wording it reuses
 
 
+@dataclass(frozen=True)
+class Contradiction:
+    """An explicit reversal of one active habit (see the module docstring)."""
+
+    habit: str
+    ref: str
+    day: str
+    note: str
+    similarity_bp: int
+
+
 @dataclass
 class Analysis:
     found: list[Found] = field(default_factory=list)
     suggestions: list[dict[str, Any]] = field(default_factory=list)
     embedded: int = 0
+    contradictions: list[Contradiction] = field(default_factory=list)
+    keep: list[Pending] = field(default_factory=list)  # new pending notes (id 0)
+    used: list[int] = field(default_factory=list)  # pending notes now cited by a proposal
+
+
+class Vectors:
+    """Gist embeddings, cached by text for the life of a run (habits and notes repeat per batch)."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+        self._cache: dict[str, np.ndarray] = {}
+
+    def of(self, texts: list[str]) -> np.ndarray:
+        import numpy as np
+
+        todo = sorted({t for t in texts if t not in self._cache})
+        if todo:
+            for text, row in zip(todo, self.embedder.embed(todo), strict=True):
+                self._cache[text] = row
+        if not texts:
+            return np.zeros((0, self.embedder.dims), dtype=np.float32)
+        return np.stack([self._cache[t] for t in texts])
+
+
+def similarity(cosine: float, a: frozenset[str], b: frozenset[str]) -> int:
+    """Cosine of two gists raised by their shared distinctive terms, in basis points."""
+    return round((cosine + LEXICAL_WEIGHT * gists.shared(a, b)) * 10_000)
 
 
 def analyze(
     records: list[dict[str, Any]],
     *,
-    load: Callable[[], Embedder],
+    load: Callable[[], Vectors],
     context: list[Known],
-    context_vectors: Callable[[Embedder], np.ndarray | None],
+    pending: list[Pending] | tuple[Pending, ...] = (),
 ) -> Analysis:
-    """Proposals and memory suggestions for one batch. `load()` gives the embedder, called only when
-    the batch holds friction (so a calm batch loads no model); `context_vectors(embedder)` gives the
-    behaviour vectors of `context`, one row each (None when there is no context)."""
+    """Proposals, memory suggestions, contradictions and pending notes for one batch. `load()` gives
+    the (caching) embedder, called only when the batch holds friction, a habitual instruction or a
+    reversal, so a calm batch loads no model."""
     observations = [observation(i, r) for i, r in enumerate(records)]
-    readings = [wording.read_message(o.user, outcome=o.outcome, assistant=o.assistant) for o in observations]
+    readings = [_read(observations, i) for i in range(len(observations))]
     links = _link_rejections(observations, readings)
+    for i in links:  # a rule stated right after a rejected tool use is its reason
+        readings[i] = _read(observations, i, after_rejection=True)
     groups = _groups(observations, readings, links)
     result = Analysis(suggestions=_suggestions(observations, readings, links))
-    if not any(g.friction or g.habitual for g in groups):
+    reversals = any(r.reversals for r in readings) and any(k.status == "active" for k in context)
+    if not (reversals or any(g.friction or g.habitual for g in groups)):
+        result.keep = _to_keep(groups, observations, set())
         return result
-    embedder = load()
-    groups = _with_preferences(groups)
-    vectors = embedder.embed([wording.generalise(g.text) for g in groups])
+    vectors = load()
+    if reversals:
+        result.contradictions = _contradictions(observations, readings, groups, context, vectors)
+    groups = _with_preferences(groups) + _recalled(groups, pending, observations, readings)
+    scores, to_known, known_of, known_terms = _scores(groups, context, vectors)
     result.embedded = len(groups)
-    clusters = _cluster(groups, vectors, context_vectors(embedder) if context else None)
+    clusters = _cluster(groups, scores, to_known, known_of, known_terms)
+    vocabulary = phrasing.vocabulary([t for o in observations for t in (o.user, o.assistant)])
+    cited: set[int] = set()
     for cluster in clusters:
-        found = _proposal(cluster, groups, observations, readings, context, vectors)
+        found = _proposal(cluster, groups, observations, readings, context, scores, vocabulary)
         if found is not None:
             result.found.append(found)
+            cited.update(cluster.groups)
+    result.used = sorted({groups[g].pending for g in cited if groups[g].pending is not None})
+    result.keep = _to_keep(groups, observations, {groups[g].observation for g in cited})
     result.found.sort(key=lambda f: (-f.proposal.confidence_bp, f.proposal.behavior))
     return result
+
+
+def _before(observations: list[Observation], i: int, replies: int = 1) -> str:
+    """The agent's previous replies in the same session: what the user's message reacts to."""
+    out: list[str] = []
+    here = observations[i]
+    for prior in reversed(observations[max(0, i - replies) : i]):
+        if here.session and prior.session and here.session != prior.session:
+            break
+        out.append(prior.assistant)
+    return "\n".join(out)
+
+
+def _read(observations: list[Observation], i: int, *, after_rejection: bool = False) -> wording.Reading:
+    o = observations[i]
+    return wording.read_message(
+        o.user,
+        outcome=o.outcome,
+        assistant=o.assistant,
+        before=_before(observations, i),
+        recent=_before(observations, i, 2),
+        after_rejection=after_rejection,
+    )
 
 
 def _link_rejections(observations: list[Observation], readings: list[wording.Reading]) -> dict[int, int]:
@@ -211,95 +335,338 @@ def _groups(
         extra = [links[i]] if i in links else []
         # A calm instruction after a rejected tool use may be a new request, not the reason: only a
         # correction (or a fact, see _suggestions) takes the rejection as evidence.
-        directives = reading.directives
         current: Group | None = None
-        for directive in directives:
+        mine: list[Group] = []
+        for directive in reading.directives:
             if current is None or directive.marked:
                 text = directive.text
                 if current is None and reading.lead:
-                    text = f"{reading.lead} {text}"  # "printing from library code?! return errors ..."
+                    text = f"{reading.lead}. {text}"  # "printing from library code?! return errors ..."
                 current = Group(i, text, [directive], True, directive.seed, extra=list(extra))
-                groups.append(current)
+                mine.append(current)
             else:
                 current.directives.append(directive)  # worded with it, not compared
-        if not directives and reading.loose and reading.friction:
-            groups.append(Group(i, reading.loose, [], True, False, loose=True, extra=list(extra)))
+        for text in reading.loose if reading.friction else []:
+            mine.append(Group(i, text, [], True, False, loose=True, extra=list(extra)))
         if not reading.friction:
             for directive in reading.instructions:
-                groups.append(
+                mine.append(
                     Group(i, directive.text, [directive], False, directive.seed, habitual=directive.habitual)
                 )
+        for group in mine:
+            group.settle(group.directives[0].context if group.directives else "")
+        groups += mine
     return groups
 
 
 def _with_preferences(groups: list[Group]) -> list[Group]:
     """Friction groups, plus friction-free instructions only where a habitual one exists: it and the
-    instructions sharing a content word with it (the calm repetitions of the same preference)."""
-    habitual_words: set[str] = set()
+    instructions sharing a distinctive term with it (the calm repetitions of the same preference)."""
+    habitual_terms: set[str] = set()
     for g in groups:
-        if g.habitual:
-            habitual_words |= set(wording.content_words(g.text))
-    kept = []
-    for g in groups:
-        if g.friction or g.habitual or habitual_words & set(wording.content_words(g.text)):
-            kept.append(g)
-    return kept
+        if g.habitual and not g.friction:
+            habitual_terms |= g.terms
+    return [g for g in groups if g.friction or g.habitual or habitual_terms & g.terms]
 
 
-def _cluster(groups: list[Group], vectors: np.ndarray, context: np.ndarray | None) -> list[Cluster]:
+def _recalled(
+    groups: list[Group],
+    pending: list[Pending] | tuple[Pending, ...],
+    observations: list[Observation],
+    readings: list[wording.Reading],
+) -> list[Group]:
+    """Pending notes from earlier batches that may repeat something in this one (sharing a term with
+    a correction, for loose notes, or with a habitual instruction, for calm ones), as groups."""
+    friction_terms = set().union(*(g.terms for g in groups if g.friction))
+    habitual_terms = set().union(*(g.terms for g in groups if g.habitual and not g.friction))
+    known_refs = {o.ref for o in observations}
+    out = []
+    for note in pending:
+        terms = gists.terms(gists.gist(note.text))
+        wanted = (
+            friction_terms
+            if note.kind == "loose"
+            else habitual_terms | (friction_terms if note.habitual else set())
+        )
+        if note.ref in known_refs or not terms & wanted:
+            continue
+        index = len(observations)
+        observations.append(Observation(index, note.ref, note.day, None, None, note.text, "", "complete"))
+        readings.append(wording.Reading())
+        group = Group(
+            index,
+            note.text,
+            [],
+            note.kind == "loose",
+            False,
+            loose=note.kind == "loose",
+            habitual=note.habitual,
+            pending=note.id,
+        )
+        group.settle()
+        out.append(group)
+    return out
+
+
+def _to_keep(groups: list[Group], observations: list[Observation], cited: set[int]) -> list[Pending]:
+    """What to remember for later batches: calm instructions that are general enough to be a
+    preference, and corrections that could not start a habit ("again a mock db??", "where is set
+    -euo pipefail??"), that no proposal cites."""
+    out: list[Pending] = []
+    for g in groups:
+        if g.pending is not None or g.observation in cited or g.extra:
+            continue
+        calm = not g.friction and g.seed
+        if not (calm or (g.friction and not g.seed)):
+            continue  # a correction that could start a habit did (it is cited)
+        o = observations[g.observation]
+        kind = "calm" if calm else "loose"
+        out.append(Pending(0, kind, o.ref, o.day, g.text[:MAX_NOTE_CHARS], g.habitual))
+    return out
+
+
+def _known_rows(context: list[Known]) -> tuple[list[tuple[str, int]], list[int]]:
+    """Texts that stand for each known habit (its behaviour and, for candidates, its cited
+    corrections), as gists: (text, habit index) rows, and the habit index of each row."""
+    rows: list[tuple[str, int]] = []
+    for index, known in enumerate(context):
+        rows.append((gists.gist(_core(known.behavior, known.polarity)), index))
+        for note in known.notes[:MAX_CONTEXT_NOTES] if known.status == "candidate" else ():
+            rows.append((gists.gist(note), index))
+    return rows, [index for _, index in rows]
+
+
+def _core(behavior: str, polarity: int) -> str:
+    """ "Do not mock the database." -> "don't mock the database"; "Do use X." -> "use X"."""
+    body = re.sub(r"^do(?: not)?\s+", "", behavior.strip(), flags=re.IGNORECASE).rstrip(".")
+    return f"don't {body}" if polarity < 0 else body
+
+
+_NEGATED_PART = re.compile(
+    r"(?:,\s*|;\s*|\b)(?:no|not|never|instead of|rather than|without)\s+(?:just\s+|any\s+)?([^,.;]{2,80})",
+    re.IGNORECASE,
+)
+
+
+def _sides(known: Known) -> tuple[str, str]:
+    """(what the habit asks for, what it rules out), each with its situation: "When theming / Do use
+    rgb values, no rgb indices." -> ("use rgb values theming", "rgb indices theming"); "Do not mock the
+    database; use a real sqlite file." -> ("use a real sqlite file", "mock the database")."""
+    body = re.sub(r"^do(?: not)?\s+", "", known.behavior.strip(), flags=re.IGNORECASE).rstrip(".")
+    where = re.sub(r"^when\s+(?:about to\s+)?", "", known.condition.strip(), flags=re.IGNORECASE)
+    if known.polarity < 0:
+        first, _, rest = body.partition(";")
+        return (f"{rest.strip()} {where}" if rest.strip() else ""), f"{first.strip()} {where}"
+    negated = [m.group(1).strip() for m in _NEGATED_PART.finditer(body)]
+    positive = _NEGATED_PART.sub("", body).strip(" ,;")
+    return f"{positive} {where}", (f"{', '.join(negated)} {where}" if negated else "")
+
+
+def _contradictions(
+    observations: list[Observation],
+    readings: list[wording.Reading],
+    groups: list[Group],
+    context: list[Known],
+    vectors: Vectors,
+) -> list[Contradiction]:
+    """Reversals that match exactly one active habit on the side they reverse (see the module
+    docstring); the groups of that message are kept from joining it."""
+    active = [i for i, k in enumerate(context) if k.status == "active"]
+    sides = {i: _sides(context[i]) for i in active}
+    out: list[Contradiction] = []
+    for index, reading in enumerate(readings):
+        for reversal in reading.reversals:
+            text = gists.gist(re.sub(r"^do\s+(?=\w)", "", reversal.text, flags=re.IGNORECASE))
+            terms = gists.terms(text)
+            # Now wanted or allowed: it contradicts what a habit rules out; no longer wanted or
+            # required: what a habit asks for.
+            targets = [(i, sides[i][1] if reversal.polarity > 0 else sides[i][0]) for i in active]
+            targets = [(i, t) for i, t in targets if t and terms & gists.terms(t)]
+            if not targets:
+                continue
+            found = vectors.of([text, *(gists.gist(t) for _, t in targets)])
+            scores = sorted(
+                (
+                    (similarity(float(found[0] @ found[k + 1]), terms, gists.terms(gists.gist(t))), i)
+                    for k, (i, t) in enumerate(targets)
+                ),
+                reverse=True,
+            )
+            best, habit = scores[0]
+            runner_up = scores[1][0] if len(scores) > 1 else 0
+            if best < CONTRADICT_BP or runner_up > best - CONTRADICT_MARGIN_BP:
+                continue
+            o = observations[index]
+            out.append(Contradiction(context[habit].id, o.ref, o.day, reversal.text[:MAX_NOTE_CHARS], best))
+            for g in groups:
+                if g.observation == index:
+                    g.against = g.against | {habit}
+                    if not reversal.lifting:
+                        g.friction = g.seed = True  # the explicit replacement is proposed (inactive)
+    return out
+
+
+def _scores(
+    groups: list[Group], context: list[Known], vectors: Vectors
+) -> tuple[np.ndarray, np.ndarray | None, list[int], list[frozenset[str]]]:
+    """Similarity (bp) of every pair of groups, and of every group to each known habit's texts: the
+    best over their views (the whole correction, its first request)."""
     import numpy as np
 
-    to_habit = vectors @ context.T if context is not None and len(context) else None
-    similar = vectors @ vectors.T
+    views = [(g, text, terms) for g, group in enumerate(groups) for text, terms in group.views()]
+    matrix = vectors.of([text for _, text, _ in views])
+    cosine = matrix @ matrix.T
+    scores = np.full((len(groups), len(groups)), -10_000, dtype=np.int64)
+    for a, (ga, _, ta) in enumerate(views):
+        for b, (gb, _, tb) in enumerate(views):
+            scores[ga, gb] = max(scores[ga, gb], similarity(float(cosine[a, b]), ta, tb))
+    known_rows, known_of = _known_rows(context)
+    if not known_rows:
+        return scores, None, known_of, []
+    known = vectors.of([text for text, _ in known_rows])
+    known_terms = [gists.terms(text) for text, _ in known_rows]
+    to_known_cos = matrix @ known.T
+    to_known = np.full((len(groups), len(known_rows)), -10_000, dtype=np.int64)
+    for a, (ga, _, ta) in enumerate(views):
+        for row, terms in enumerate(known_terms):
+            to_known[ga, row] = max(to_known[ga, row], similarity(float(to_known_cos[a, row]), ta, terms))
+    return scores, to_known, known_of, known_terms
+
+
+def _cluster(
+    groups: list[Group],
+    scores: np.ndarray,
+    to_known: np.ndarray | None,
+    known_of: list[int],
+    known_terms: list[frozenset[str]],
+) -> list[Cluster]:
     clusters: list[Cluster] = []
     by_habit: dict[int, Cluster] = {}
     member: dict[int, int] = {}  # group -> cluster index
     waiting: list[int] = []
-    order = sorted(range(len(groups)), key=lambda g: (not groups[g].friction, g))
-    for g in order:
+
+    def rank(g: int) -> tuple[int, int, int]:
         group = groups[g]
-        if to_habit is not None and to_habit.shape[1]:
-            best = int(np.argmax(to_habit[g]))
-            if to_habit[g, best] * 10_000 >= HABIT_BP:
-                cluster = by_habit.get(best)
-                if cluster is None:
-                    cluster = by_habit[best] = Cluster(known=best)
-                    clusters.append(cluster)
-                cluster.groups.append(g)
-                member[g] = clusters.index(cluster)
-                continue
-        target = _nearest(g, groups, similar, clusters, member)
+        return (
+            group.pending is not None,
+            0 if group.friction and group.seed else 1 if group.friction else 2,
+            g,
+        )
+
+    for g in sorted(range(len(groups)), key=rank):
+        group = groups[g]
+        habit = _nearest_known(g, groups, to_known, known_of, known_terms)
+        if habit is not None:
+            cluster = by_habit.get(habit)
+            if cluster is None:
+                cluster = by_habit[habit] = Cluster(known=habit)
+                clusters.append(cluster)
+            cluster.groups.append(g)
+            member[g] = clusters.index(cluster)
+            continue
+        target = _nearest(g, groups, scores, clusters)
         if target is not None:
             clusters[target].groups.append(g)
             member[g] = target
-        elif group.seed and not group.loose:
+        elif (
+            (group.seed or (group.habitual and not group.friction))
+            and not group.loose
+            and group.pending is None
+        ):
             clusters.append(Cluster(groups=[g]))
             member[g] = len(clusters) - 1
         else:
             waiting.append(g)
     for g in waiting:  # a non-seed may join a cluster that a later group started
-        target = _nearest(g, groups, similar, clusters, member)
+        target = _nearest(g, groups, scores, clusters)
         if target is not None:
             clusters[target].groups.append(g)
             member[g] = target
+    return _linked(clusters, groups, scores)
+
+
+def _linked(clusters: list[Cluster], groups: list[Group], scores: np.ndarray) -> list[Cluster]:
+    """Single linkage: clusters (at most one of them an existing habit) that hold a pair of similar
+    corrections, or of similar calm instructions, are one cluster, whatever order the groups came in."""
+    merged = True
+    while merged:
+        merged = False
+        for a, first in enumerate(clusters):
+            for b in range(a + 1, len(clusters)):
+                second = clusters[b]
+                if first.known is not None and second.known is not None:
+                    continue
+                if first.known in {o for g in second.groups for o in groups[g].against} or (
+                    second.known in {o for g in first.groups for o in groups[g].against}
+                ):
+                    continue
+                if any(
+                    groups[x].friction == groups[y].friction
+                    and scores[x, y] >= CLUSTER_BP
+                    and (not (_weak(groups[x]) or _weak(groups[y])) or _shares(groups[x], groups[y].terms))
+                    for x in first.groups
+                    for y in second.groups
+                ):
+                    first.groups += second.groups
+                    first.known = first.known if first.known is not None else second.known
+                    del clusters[b]
+                    merged = True
+                    break
+            if merged:
+                break
     return clusters
 
 
-def _nearest(
-    g: int, groups: list[Group], similar: np.ndarray, clusters: list[Cluster], member: dict[int, int]
+def _may_join(group: Group, friction_target: bool) -> bool:
+    """A correction joins corrections; a calm instruction joins calm ones, and a correction only when
+    it says it is habitual or removes what the agent just added."""
+    return group.friction or not friction_target or group.habitual
+
+
+def _nearest_known(
+    g: int,
+    groups: list[Group],
+    to_known: np.ndarray | None,
+    known_of: list[int],
+    known_terms: list[frozenset[str]],
 ) -> int | None:
     group = groups[g]
-    threshold = JOIN_LOOSE_BP if group.loose else CLUSTER_BP
-    best, best_bp = None, threshold - 1
+    if to_known is None or not (group.friction or group.habitual):
+        return None  # a plain calm instruction never adds evidence to an existing habit
+    best, best_bp = None, CLUSTER_BP - 1
+    for row, habit in enumerate(known_of):
+        if habit in group.against or (_weak(group) and not _shares(group, known_terms[row])):
+            continue
+        if to_known[g, row] > best_bp:
+            best, best_bp = habit, int(to_known[g, row])
+    return best
+
+
+def _weak(group: Group) -> bool:
+    """A group that could not start a habit (loose friction, a question, an inferred request, a
+    calm instruction): it joins only what shares a distinctive term with it, never on wording alone."""
+    return not (group.seed and group.friction)
+
+
+def _shares(group: Group, terms: frozenset[str]) -> bool:
+    return any(view_terms & terms for _, view_terms in group.views())
+
+
+def _nearest(g: int, groups: list[Group], scores: np.ndarray, clusters: list[Cluster]) -> int | None:
+    group = groups[g]
+    best, best_bp = None, CLUSTER_BP - 1
     for index, cluster in enumerate(clusters):
-        if cluster.known is not None and not cluster.groups:
+        if cluster.known is not None and cluster.known in group.against:
+            continue
+        if not _may_join(group, any(groups[o].friction for o in cluster.groups)):
             continue
         for other in cluster.groups:
-            if groups[other].friction != group.friction and not group.friction:
-                continue  # a calm instruction does not join a friction cluster
-            bp = int(similar[g, other] * 10_000)
-            if bp > best_bp:
-                best, best_bp = index, bp
+            if group.observation == groups[other].observation and group.pending is None:
+                continue
+            if (_weak(group) or _weak(groups[other])) and not _shares(group, groups[other].terms):
+                continue  # see _weak
+            if scores[g, other] > best_bp:
+                best, best_bp = index, int(scores[g, other])
     return best
 
 
@@ -309,7 +676,8 @@ def _proposal(
     observations: list[Observation],
     readings: list[wording.Reading],
     context: list[Known],
-    vectors: np.ndarray,
+    scores: np.ndarray,
+    vocabulary: Counter[str],
 ) -> Found | None:
     members = [groups[g] for g in cluster.groups]
     friction = any(m.friction for m in members)
@@ -346,17 +714,24 @@ def _proposal(
         known = context[cluster.known]
         proposal = Proposal(known.condition, known.behavior, known.polarity, confidence, evidence)
         return Found(proposal, friction, known.id)
-    best = _representative(cluster, groups, vectors)
-    behavior, polarity = wording.behavior(_wording_text(best))
+    best = _representative(cluster, groups, scores)
+    phrase = bool(best.directives) and best.directives[0].phrase
     texts = [_wording_text(best)] + [
-        d.text for m in members for d in m.directives if d.text != best.directives[0].text
+        d.text
+        for m in members
+        for d in m.directives
+        if not best.directives or d.text != best.directives[0].text
     ]
-    condition = wording.condition(texts)
+    texts = [phrasing.fix_typos(t, vocabulary) for t in texts]
+    condition, source = phrasing.situation(texts, phrase=phrase)
+    behavior, polarity = phrasing.behavior(
+        texts[0], phrase=phrase, situation=condition if source == 0 else None
+    )
     proposal = Proposal(condition, behavior, polarity, confidence, evidence)
     return Found(proposal, friction, None)
 
 
-def _representative(cluster: Cluster, groups: list[Group], vectors: np.ndarray) -> Group:
+def _representative(cluster: Cluster, groups: list[Group], scores: np.ndarray) -> Group:
     """The best-worded member: a seed with the highest directive score, then the most central."""
     candidates = [g for g in cluster.groups if groups[g].directives and groups[g].seed] or [
         g for g in cluster.groups if groups[g].directives
@@ -364,10 +739,12 @@ def _representative(cluster: Cluster, groups: list[Group], vectors: np.ndarray) 
     if not candidates:
         candidates = list(cluster.groups)
 
-    def rank(g: int) -> tuple[float, float, int]:
+    calm = not any(groups[g].friction for g in cluster.groups)
+
+    def rank(g: int) -> tuple[bool, float, float, int]:
         score = groups[g].directives[0].score if groups[g].directives else -9
-        centrality = float(sum(vectors[g] @ vectors[o] for o in cluster.groups))
-        return (score, centrality, -g)
+        centrality = float(sum(int(scores[g, o]) for o in cluster.groups))
+        return (calm and groups[g].habitual, score, centrality, -g)  # a preference as the user calls it
 
     return groups[max(candidates, key=rank)]
 

@@ -7,6 +7,10 @@
   watermark past it, so a batch that always fails is not re-read forever.
 - `analyze_quarantine`: model answers refused by validation, redacted, at most QUARANTINE_KEEP rows.
 - `analyze_runs`: the last RUNS_KEEP runs that read observations (what `habitus status` shows).
+- `analyze_pending`: instructions said once and waiting for a repeat in a later batch (a calm
+  preference, a correction that could not start a habit on its own): already-redacted text of at most
+  160 characters with its observation ref and day; the newest PENDING_KEEP are kept, none more than
+  PENDING_DAYS older than the newest; a note is deleted once a proposal cites it.
 
 All rows are sealed with checksums (`habitus.habits.rows`); a tampered row fails closed (exit 3).
 Writers call these inside the ledger transaction they belong to.
@@ -26,6 +30,8 @@ from habitus.state.root import StateRoot
 MAX_ATTEMPTS = 3
 QUARANTINE_KEEP = 200
 RUNS_KEEP = 50
+PENDING_KEEP = 500
+PENDING_DAYS = 60
 
 
 @dataclass(frozen=True)
@@ -180,7 +186,9 @@ def counts(conn: sqlite3.Connection) -> dict[str, int]:
         rows.verify("analyze_quarantine", r) for r in conn.execute("SELECT * FROM analyze_quarantine")
     ]
     failures = [rows.verify("analyze_failures", r) for r in conn.execute("SELECT * FROM analyze_failures")]
+    waiting = [rows.verify("analyze_pending", r) for r in conn.execute("SELECT * FROM analyze_pending")]
     return {
+        "pending_notes": len(waiting),
         "quarantined": len(quarantined),
         "failed_batches": sum(1 for f in failures if not f["skipped"]),
         "skipped_batches": sum(1 for f in failures if f["skipped"]),
@@ -191,7 +199,8 @@ def status(root: StateRoot, *, wait: float) -> dict[str, Any]:
     """The analyze section of `habitus status`: read-only, never creates or migrates the ledger.
 
     `unread` lists each generation still on disk with records after its watermark; `last_run`,
-    `quarantined` and the failure counts are null when there is no up-to-date ledger."""
+    `pending_notes` (instructions said once, waiting for a repeat), `quarantined` and the failure
+    counts are null when there is no up-to-date ledger."""
     from habitus.state import ledger as ledger_store
     from habitus.state import observations
 
@@ -217,6 +226,7 @@ def status(root: StateRoot, *, wait: float) -> dict[str, Any]:
             "unread": unread,
             "unread_total": sum(u["unread"] for u in unread),
             "last_run": last_run(conn) if conn is not None else None,
+            "pending_notes": found.get("pending_notes", 0 if version is None else None),
             "quarantined": found.get("quarantined", 0 if version is None else None),
             "failed_batches": found.get("failed_batches", 0 if version is None else None),
             "skipped_batches": found.get("skipped_batches", 0 if version is None else None),
@@ -224,3 +234,62 @@ def status(root: StateRoot, *, wait: float) -> dict[str, Any]:
     finally:
         if conn is not None:
             conn.close()
+
+
+def pending(conn: sqlite3.Connection | None) -> list[Any]:
+    """Pending notes, oldest first (rows verified)."""
+    from habitus.learn.local import Pending
+
+    if conn is None:
+        return []
+    out = []
+    for row in conn.execute("SELECT * FROM analyze_pending ORDER BY id"):
+        values = rows.verify("analyze_pending", row)
+        out.append(
+            Pending(
+                values["id"],
+                values["kind"],
+                values["ref"],
+                values["day"],
+                values["text"],
+                bool(values["habitual"]),
+            )
+        )
+    return out
+
+
+def keep_pending(conn: sqlite3.Connection, notes: list[Any], used: list[int]) -> None:
+    """Inside the batch transaction: forget the notes a proposal now cites, add the new ones, and
+    keep the newest PENDING_KEEP that are at most PENDING_DAYS old."""
+    import datetime
+
+    for note_id in used:
+        conn.execute("DELETE FROM analyze_pending WHERE id = ?", (note_id,))
+    now = utc_now()
+    for note in notes:
+        if conn.execute(
+            "SELECT 1 FROM analyze_pending WHERE ref = ? AND text = ?", (note.ref, note.text)
+        ).fetchone():
+            continue
+        rows.insert(
+            conn,
+            "analyze_pending",
+            {
+                "kind": note.kind,
+                "ref": note.ref,
+                "day": note.day,
+                "text": note.text,
+                "habitual": int(note.habitual),
+                "created_at": now,
+            },
+        )
+    # Age counts in the observations' own days (the newest note's), so that analysing an old
+    # transcript keeps what it needs; a note more than PENDING_DAYS older than the newest goes.
+    newest = conn.execute("SELECT MAX(day) FROM analyze_pending").fetchone()[0]
+    if newest:
+        oldest = (datetime.date.fromisoformat(newest) - datetime.timedelta(days=PENDING_DAYS)).isoformat()
+        conn.execute("DELETE FROM analyze_pending WHERE day < ?", (oldest,))
+    conn.execute(
+        "DELETE FROM analyze_pending WHERE id NOT IN (SELECT id FROM analyze_pending ORDER BY id DESC LIMIT ?)",
+        (PENDING_KEEP,),
+    )

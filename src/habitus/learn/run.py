@@ -7,7 +7,8 @@
         read and verify the records (hash chain; the first must follow the watermark's record)
         analyse (local analyzer or the configured model) -> proposals, memory suggestions
         check and embed the proposals outside the transaction
-        ONE transaction: propose_candidate for each proposal (candidates, evidence, audit) + watermark
+        ONE transaction: propose_candidate for each proposal (candidates, evidence, audit), the
+            pending notes, mark_dormant for each strong contradiction of an active habit, + watermark
     a generation consumed to its last record is rotated into archive/ (observations.rotate)
 
 Failures. A batch whose analysis fails (the model answered unusably, timed out or broke; an
@@ -45,11 +46,9 @@ from habitus.state.db import utc_now
 from habitus.state.root import StateRoot
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from habitus.embed.engine import Embedder
     from habitus.habits.store import Ledger
-    from habitus.learn.local import Analysis, Known
+    from habitus.learn.local import Analysis, Known, Vectors
 
 # Model failures that are not the batch's fault: they stop the run without counting an attempt.
 NOT_THE_BATCH = frozenset({"not_configured", "missing_key", "bad_url", "connection"})
@@ -75,6 +74,7 @@ class Outcome:
     proposals: dict[str, dict[str, Any]] = field(default_factory=dict)
     suggestions: list[dict[str, Any]] = field(default_factory=list)
     rotated: list[int] = field(default_factory=list)
+    dormant: list[dict[str, Any]] = field(default_factory=list)
     records: int = 0
 
 
@@ -128,6 +128,7 @@ def empty_result(analyzer: str, dry_run: bool) -> dict[str, Any]:
         "records": 0,
         "proposals": [],
         "memory_suggestions": [],
+        "dormant": [],
         "rotated": [],
     }
 
@@ -208,6 +209,7 @@ def _analyse(
         "records": outcome.records,
         "proposals": list(outcome.proposals.values()),
         "memory_suggestions": outcome.suggestions,
+        "dormant": outcome.dormant,
         "rotated": outcome.rotated,
     }
 
@@ -266,12 +268,15 @@ def _generation(
         from habitus.habits.lifecycle import propose_candidate
         from habitus.state.observations import _fault
 
+        dormant = []
         with ledger.tx():
             for found, prepared in checked:
                 result = propose_candidate(
                     ledger, found.proposal, law=law, prepared=prepared, embedder=lazy.loaded
                 )
                 results.append((found, result))
+            queue.keep_pending(ledger.conn, analysis.keep, analysis.used)
+            dormant = _contradicted(ledger, analysis)
             queue.advance(ledger.conn, item.generation, new_mark.seq, new_mark.record, expected=mark)
             queue.clear_failure(ledger.conn, item.generation, first["seq"])
             _fault(f"analyze_commit_{number}")
@@ -291,11 +296,41 @@ def _generation(
         for found, result in results:
             _merge(outcome, found, result)
         _suggest(outcome, analysis.suggestions)
+        outcome.dormant += dormant
         if progress is not None:
             progress(outcome.records, total, len(outcome.batches))
 
 
 MAX_SUGGESTION_REFS = 20
+
+
+def _contradicted(ledger: Ledger, analysis: Analysis) -> list[dict[str, Any]]:
+    """Inside the batch transaction: each habit still active that the batch strongly contradicts goes
+    dormant, with the contradicting observation in its audit entry. Nothing is ever activated."""
+    from habitus.habits.lifecycle import mark_dormant
+    from habitus.habits.store import get_habit
+
+    out = []
+    for item in getattr(analysis, "contradictions", []):
+        if get_habit(ledger.conn, item.habit)["status"] != "active" or any(
+            d["id"] == item.habit for d in out
+        ):
+            continue
+        mark_dormant(
+            ledger,
+            item.habit,
+            note={
+                "reason": "contradicted",
+                "ref": item.ref,
+                "day": item.day,
+                "similarity_bp": item.similarity_bp,
+            },
+            in_transaction=True,
+        )
+        out.append(
+            {"id": item.habit, "ref": item.ref, "note": item.note, "similarity_bp": item.similarity_bp}
+        )
+    return out
 
 
 def _suggest(outcome: Outcome, suggestions: list[dict[str, Any]]) -> None:
@@ -355,12 +390,7 @@ def _analysis(
         return model_analyzer.analyze(config, model, records, context=context, span=span)
     from habitus.learn import local
 
-    return local.analyze(
-        records,
-        load=lazy.get,
-        context=context,
-        context_vectors=lambda e: lazy.context_vectors(ledger, context),
-    )
+    return local.analyze(records, load=lazy.vectors, context=context, pending=queue.pending(ledger.conn))
 
 
 def _checked(analysis: Analysis, lazy: _Embedder, model: str) -> list[tuple[Any, Any]]:
@@ -476,14 +506,18 @@ def _record_run(
 def habit_context(conn: sqlite3.Connection) -> list[Known]:
     """Habits a new proposal may reuse the wording of: every habit that is not archived, plus the
     rejected ones (so that friction resembling a rejected habit is not proposed again)."""
-    from habitus.habits.store import habits
-    from habitus.learn.local import MAX_CONTEXT_HABITS, Known
+    from habitus.habits.store import evidence, habits
+    from habitus.learn.local import MAX_CONTEXT_HABITS, MAX_CONTEXT_NOTES, Known
 
     out = []
     for habit in habits(conn):
         rejected = habit["status"] == "archived" and habit["reason"] == "rejected"
         if habit["status"] == "archived" and not rejected:
             continue
+        notes: tuple[str, ...] = ()
+        if habit["status"] == "candidate":  # its cited corrections, newest first
+            cited = [e["note"] for e in reversed(evidence(conn, habit["id"])) if e["note"]]
+            notes = tuple(dict.fromkeys(cited))[:MAX_CONTEXT_NOTES]
         out.append(
             Known(
                 habit["id"],
@@ -492,18 +526,19 @@ def habit_context(conn: sqlite3.Connection) -> list[Known]:
                 habit["polarity"],
                 habit["status"],
                 rejected,
+                notes,
             )
         )
     return out[:MAX_CONTEXT_HABITS]
 
 
 class _Embedder:
-    """The embedding model, loaded on first need, and the behaviour vectors of known habits."""
+    """The embedding model, loaded on first need, with the run's cache of gist vectors."""
 
     def __init__(self, root: StateRoot) -> None:
         self.root = root
         self.loaded: Embedder | None = None
-        self._behaviour: dict[str, np.ndarray] = {}
+        self._vectors: Vectors | None = None
 
     def get(self) -> Embedder:
         if self.loaded is None:
@@ -512,30 +547,12 @@ class _Embedder:
             self.loaded = load_embedder(self.root)
         return self.loaded
 
-    def context_vectors(self, ledger: Ledger, context: list[Known]) -> np.ndarray | None:
-        import numpy as np
+    def vectors(self) -> Vectors:
+        if self._vectors is None:
+            from habitus.learn.local import Vectors
 
-        from habitus.habits import vectors
-        from habitus.habits.store import get_habit
-
-        if not context:
-            return None
-        embedder = self.get()
-        missing = [k for k in context if k.behavior not in self._behaviour]
-        if missing:
-            rows = [get_habit(ledger.conn, k.id) for k in missing]
-            cached = vectors.load(ledger.conn, rows, embedder.model_id, embedder.dims)
-            todo = []
-            for known in missing:
-                if known.id in cached:
-                    self._behaviour[known.behavior] = cached[known.id]["behavior"]
-                else:
-                    todo.append(known)
-            if todo:
-                matrix = embedder.embed([vectors.field_input("behavior", k.behavior) for k in todo])
-                for known, row in zip(todo, matrix, strict=True):
-                    self._behaviour[known.behavior] = row
-        return np.stack([self._behaviour[k.behavior] for k in context])
+            self._vectors = Vectors(self.get())
+        return self._vectors
 
 
 # -- dry run: an in-memory copy of the ledger ---------------------------------------------------------

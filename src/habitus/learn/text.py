@@ -1,8 +1,8 @@
-"""Reading one user message: friction markers, directives, facts, and generalised When/Do wording.
+"""Reading one user message: friction markers, directives, facts, rules and reversals.
 
 Pure standard library (regular expressions and word lists), so that it costs nothing to import. The
-local analyzer (`habitus.learn.local`) calls `read_message` on every observation and, for each cluster
-of similar directives, `wording` to turn the user's own words into a candidate habit.
+local analyzer (`habitus.learn.local`) calls `read_message` on every observation; `habitus.learn.
+phrasing` turns a cluster of directives into the When/Do wording of a candidate habit.
 
 What a message can hold (DESIGN.md section 5, issue 5):
 
@@ -18,8 +18,19 @@ What a message can hold (DESIGN.md section 5, issue 5):
 - facts: sentences introduced by "fyi", "btw", "heads up", "for the record", "remember that",
   project statements ("we use ...", "this repo publishes ...") and statements the agent acknowledged
   with "Noted"; they become memory suggestions, never habits;
-- loose friction: a friction message with no directive ("again a mock db??") may add evidence to a
-  habit seeded elsewhere but never seeds one.
+- loose friction: a friction sentence with no directive ("again a mock db??") may add evidence to a
+  habit seeded elsewhere but never seeds one;
+- requests worded from what the user said, read against the agent's previous reply (`before`):
+  "you forgot X" (-> include X), "where is X??" / "why do they have no X?" (-> include X, a question:
+  never starts a habit), "why is there X?" (-> no X), "again no X" when the reply never mentioned X
+  (X is missing, not unwanted), "again X" when the reply did X (X is unwanted), "drop/remove X" right
+  after the agent added X (a correction, not a new task);
+- rules stated as statements: "X never goes into git", "X must never ...", "every X needs Y" are
+  prohibitions or requirements (friction of their own); "we always/never ..." is a rule only in a
+  message with other friction (or right after a rejected tool use), else a memory suggestion;
+  descriptions that merely say "always" ("the nightly job always starts at 2") stay facts;
+- reversals: "actually, do X now", "X is fine now", "you don't need to X anymore" lift or reverse an
+  earlier rule (`Reversal`); the local analyzer decides whether one contradicts an active habit.
 """
 
 from __future__ import annotations
@@ -72,7 +83,7 @@ VERBS = _set(
     share group batch limit bound cap trim strip drop ignore prefix indent align render plot
     style paint highlight poll watch notify apply append prepend insert generate split keep
     verify double-check read cut copy paste upload download publish package sign encrypt decrypt
-    hash crash break fail hardcode hard-code print prompt reload"""
+    hash crash break fail hardcode hard-code print prompt reload dump unwrap expose hide leak"""
 )
 
 PRONOUN_OBJECTS = _set("it that this them these those both one everything something")
@@ -89,7 +100,8 @@ NARROW = re.compile(
     re.IGNORECASE,
 )
 HABITUAL = re.compile(
-    r"\b(as usual|as always|like usual|the usual|same (style|as before|as the others?|as last time)"
+    r"\b(as usual|as always|like usual|the usual|(?:like|as) (?:we|i) (?:always|usually) do"
+    r"|same (style|as before|as the others?|as the rest|as last time)|like the (?:rest|others)"
     r"|like (the|last) \w+ ones?|like before|like last time|every (single )?time|each time|whenever)\b",
     re.IGNORECASE,
 )
@@ -128,7 +140,7 @@ _PROFANITY = re.compile(
 
 # Interjections and markers stripped from the front of a sentence before it is read.
 _LEAD = re.compile(
-    r"^(?:ok(?:ay)?|hmm+|hm|well|so|also|and|but|then|now|please|pls|dude|man|yeah|yes|oh|ah|lol"
+    r"^(?:ok(?:ay)?|hmm+|hm|well|so|also|and|but|then|now|please|pls|dude|man|yeah|yes|oh|ah|lol|wait|sigh|actually"
     r"|wtf|w\.t\.f|omg|omfg|ffs|ugh+|seriously|(?:no+|nope|nah|wrong|incorrect)(?=\s*[,.:;!?-]|\s*$)"
     r"|once again|again(?: with)?"
     r"|(?:i|we) (?:already )?(?:said|told you|keep telling you|asked you|mentioned)"
@@ -181,6 +193,21 @@ class Directive:
     score: int  # how good a representative wording it makes (higher is better)
     habitual: bool = False  # says "as usual", "same style", ...
     marked: bool = False  # carries its own correction marker; an unmarked one elaborates the one before
+    context: str = ""  # what a pronoun object refers to ("the lines are hard wrapped, don't do that")
+    phrase: bool = False  # a noun phrase ("type hints on everything"), not an imperative
+
+
+@dataclass(frozen=True)
+class Reversal:
+    """The user explicitly lifts or reverses an earlier rule ("actually, do use rgb indices now").
+
+    `text` is the behaviour concerned; `polarity` +1 when it is now wanted or allowed, -1 when it is no
+    longer wanted or required; `lifting` when the user only lifts a requirement or prohibition ("you
+    don't need to ... anymore", "... is fine now") rather than asking for the opposite."""
+
+    text: str
+    polarity: int
+    lifting: bool
 
 
 @dataclass(frozen=True)
@@ -199,8 +226,9 @@ class Reading:
     directives: list[Directive] = field(default_factory=list)  # from a friction message
     instructions: list[Directive] = field(default_factory=list)  # friction-free directives
     facts: list[Fact] = field(default_factory=list)
-    loose: str = ""  # friction text without a directive: may join a cluster, never seeds one
+    loose: list[str] = field(default_factory=list)  # friction sentences without a directive: may join
     lead: str = ""  # friction text before the first directive: compared along with it
+    reversals: list[Reversal] = field(default_factory=list)
 
 
 # -- helpers ---------------------------------------------------------------------------------------
@@ -359,8 +387,249 @@ def clean(text: str) -> str:
 # -- one message -----------------------------------------------------------------------------------
 
 
-def read_message(user: str, *, outcome: str = "complete", assistant: str = "") -> Reading:
-    """Friction markers, directives and facts in one user message (see the module docstring)."""
+_CLAUSE_BREAK = re.compile(
+    r",\s+|\s+-+\s+|\s+and\s+(?=(?:please\s+)?(?:don'?t|do not|never|no)\b)", re.IGNORECASE
+)
+_DIRECTIVE_START = re.compile(
+    r"^(?:please\s+)?(?:don'?t|do not|never|always|stop|avoid|no\s+(?!(?:one|way|problem|worries|idea|need)\b)\w)",
+    re.IGNORECASE,
+)
+
+
+def _clauses(sentence: str) -> list[str]:
+    """A sentence that describes before it asks ("the lines are hard wrapped at 80 columns, please don't
+    do that in markdown") is read as its description and its request."""
+    stripped = _strip_lead(sentence)[0]
+    if _starts_imperative(stripped) or _QUOTATION.match(stripped):
+        return [sentence]
+    for match in _CLAUSE_BREAK.finditer(sentence):
+        rest = sentence[match.end() :]
+        head = sentence[: match.start()]
+        first = re.split(r"[.,;:!?]", rest, maxsplit=1)[0]
+        described = _starts_descriptive(_strip_lead(head)[0])
+        if described and content_words(head) and _DIRECTIVE_START.match(rest) and content_words(first):
+            return [head, rest]
+    return [sentence]
+
+
+# "you forgot set -euo pipefail", "you missed the compact render path": what was left out is wanted.
+_FORGOT = re.compile(
+    r"^you (?:forgot|missed|skipped|left out|dropped|didn'?t (?:add|include|put in|use))(?: to)?\s+(.+)$",
+    re.IGNORECASE,
+)
+# Questions that complain: "where is set -euo pipefail??" (wanted), "why is there a select * in here?"
+# (unwanted), "why do the buttons have no label?" (wanted).
+_WHERE = re.compile(
+    r"^(?:so\s+)?(?:where(?:'s| is| are)|what about|what happened to)\s+(?:the\s+|my\s+|our\s+)?(.{2,80}?)[\s?!.]*$",
+    re.IGNORECASE,
+)
+_WHY_THERE = re.compile(
+    r"^why (?:is|are) there (?:still |again )?(.{2,80}?)(?:\s+(?:in here|here|again|still))*[\s?!.]*$",
+    re.IGNORECASE,
+)
+_WHY_NO = re.compile(
+    r"^why (?:do|does|is|are|did) .{1,60}? (?:have |get |with )?(?:no|without)\s+(.{2,60}?)[\s?!.]*$",
+    re.IGNORECASE,
+)
+# "again no strict mode", "no testing section again", "still no tests": something wanted is missing.
+_STILL_NO = re.compile(r"^still\s+(?=no\b)", re.IGNORECASE)
+_ABSENT_TAIL = re.compile(r"\s+(?:again|yet|still)\s*[.!?]*$", re.IGNORECASE)
+
+# Statements that set a rule rather than describe: "the data folder never goes into git",
+# "invalid config must never crash the app", "every script needs set -euo pipefail", "we always run
+# make lint before committing". They are habits when they come with friction, else memory.
+_PLACEMENT = re.compile(
+    r"^(?P<subject>.{2,80}?) (?:never|must not|mustn't|should not|shouldn't|may not|doesn'?t|don'?t|do not"
+    r"|does not|can'?t|cannot) (?:ever )?(?:go|goes|get|gets|belong|belongs|end up|ends up)"
+    r"(?: (?:committed|pushed|checked|put))? (?P<into>into|in|to|inside|onto) (?P<place>.{2,80})$",
+    re.IGNORECASE,
+)
+_MODAL_RULE = re.compile(
+    r"^(?P<subject>.{2,80}?) (?:must|should|may|can|shall) ?(?P<neg>never|not|n't)? (?P<rest>\w.{2,160})$",
+    re.IGNORECASE,
+)
+_EVERY_NEEDS = re.compile(
+    r"^(?P<subject>(?:every|each|all|any) .{2,60}?) (?:needs?|gets?|has to have|have to have|must have"
+    r"|should have|requires?) (?P<object>.{2,120})$",
+    re.IGNORECASE,
+)
+_WE_ALWAYS = re.compile(
+    r"^(?:we|i)(?: here| in this \w+)? (?P<how>always|never|don'?t|do not|usually|only) (?P<rest>.{3,200})$",
+    re.IGNORECASE,
+)
+
+_REVERSAL_MARK = re.compile(
+    r"\b(actually|from now on|going forward|any ?more|no longer|changed my mind|scratch that|after all)\b",
+    re.IGNORECASE,
+)
+_LIFT_MARK = re.compile(r"\b(now|these days)\b", re.IGNORECASE)
+_LIFT_REQUIRED = re.compile(
+    r"^(?:you |we )?(?:no longer need to|don'?t need to|do not need to|don'?t have to|do not have to"
+    r"|no need to|needn'?t|can stop|may stop)\s+(?P<x>.{3,160}?)(?:\s+(?:any ?more|now|from now on))*$",
+    re.IGNORECASE,
+)
+_LIFT_BANNED = re.compile(
+    r"^(?:(?:it'?s|it is) (?:fine|ok|okay|allowed) to|you (?:can|may) (?:now |go ahead and )?|feel free to"
+    r"|go ahead and)\s+(?P<x>.{3,160}?)(?:\s+(?:now|again|from now on|after all))*$"
+    r"|^(?P<y>.{3,120}?) (?:is|are) (?:fine|ok|okay|allowed)(?:\s+(?:now|again|from now on|after all))*$",
+    re.IGNORECASE,
+)
+_REVERSAL_FILLER = re.compile(
+    r"\b(actually|from now on|going forward|any ?more|after all|these days|now|changed my mind|scratch that)\b[\s,.;:!-]*",
+    re.IGNORECASE,
+)
+
+
+def _normative(sentence: str) -> tuple[str, bool] | None:
+    """A rule stated as a statement, worded as a directive, and whether it needs other friction in the
+    message to count as one (a "we always ..." on its own may just describe how a team works)."""
+    body = sentence.strip().rstrip(".!")
+    if body.endswith("?"):
+        return None
+    placed = _PLACEMENT.match(body)
+    if placed and content_words(placed["subject"]):
+        into = "into" if placed["into"].lower() in ("into", "to", "onto") else "in"
+        return f"don't put {placed['subject']} {into} {placed['place']}", False
+    every = _EVERY_NEEDS.match(body)
+    if every:
+        return f"make sure {every['subject']} has {every['object']}", False
+    modal = _MODAL_RULE.match(body)
+    if modal and not _starts_imperative(modal["subject"]) and words(modal["subject"])[:1] != ["you"]:
+        general = bool(_GENERAL.search(modal["subject"]) or (modal["neg"] or "").lower() == "never")
+        if modal["neg"] and general and _verb(words(modal["rest"])[0] if words(modal["rest"]) else ""):
+            return f"don't let {modal['subject']} {modal['rest']}", False
+    ours = _WE_ALWAYS.match(body)
+    if ours and _verb(words(ours["rest"])[0] if words(ours["rest"]) else "", typo=True):
+        how = ours["how"].lower()
+        negative = how in ("never", "don't", "dont", "do not")
+        return ("don't " if negative else "always " if how == "always" else "") + ours["rest"], True
+    return None
+
+
+def _reversal(stripped: str, sentence: str) -> Reversal | None:
+    """An explicit lifting or reversal of a rule; needs a marker such as "now", "actually", "anymore"."""
+    strong = bool(_REVERSAL_MARK.search(sentence))
+    if not (strong or _LIFT_MARK.search(sentence)) or _QUESTION.search(sentence):
+        return None
+    body = _REVERSAL_FILLER.sub(" ", stripped)
+    body = re.sub(r"\s{2,}", " ", body).strip(" ,.;:!-")
+    required = _LIFT_REQUIRED.match(body)
+    if required:
+        return Reversal(clean(required["x"]), -1, True)
+    banned = _LIFT_BANNED.match(body)
+    if banned:
+        return Reversal(clean(banned["x"] or banned["y"]), 1, True)
+    if (
+        strong
+        and _starts_imperative(body)
+        and len(content_words(body)) >= 2
+        and not _object_is_pronoun(clean(body))
+    ):
+        text = clean(body)
+        negative = bool(_NEGATIVE.match(text) or _NO_THING.match(text))
+        return Reversal(text, -1 if negative else 1, False)
+    return None
+
+
+def _absent(stripped: str, markers: set[str], before: str) -> str | None:
+    """ "again no strict mode": a "no X" complaining that X is missing, not asking to avoid it. X must be
+    unmentioned in the agent's previous reply (which did the thing otherwise)."""
+    body = _STILL_NO.sub("", stripped)
+    if not _NO_THING.match(body):
+        return None
+    if not ("again" in markers or body != stripped or _ABSENT_TAIL.search(body)):
+        return None
+    thing = _ABSENT_TAIL.sub("", body)[3:].strip(" .!?")
+    thing = re.split(r"[,;:]| in | for | on ", thing, maxsplit=1)[0].strip()
+    if not thing or not before:
+        return None
+    said = {_stem(w) for w in content_words(before)}
+    if any(_stem(w) in said for w in content_words(thing)):
+        return None
+    return thing
+
+
+_UNDO = re.compile(
+    r"^(?:drop|remove|lose|get rid of|take out|leave out|strip)\s+(?:the |that |those |these |all )?(.+)$",
+    re.IGNORECASE,
+)
+
+
+def _undoes(stripped: str, before: str) -> bool:
+    """A calm request to remove what the agent's previous reply just added corrects it."""
+    found = _UNDO.match(stripped)
+    if not found or not before:
+        return False
+    thing = re.split(r"[,;:.]", found[1], maxsplit=1)[0]
+    said = {_stem(w) for w in content_words(before)}
+    return any(_stem(w) in said for w in content_words(thing))
+
+
+def preference(text: str) -> str:
+    """The habitual part of an instruction: "add pagination to it, type hints on everything like we
+    always do" -> "type hints on everything"; "write a helper, typed as usual" -> "typed";
+    "same style of tests please, table-driven" -> "table-driven tests"."""
+    parts = [p.strip() for p in re.split(r",\s+|\s+and\s+|[.;:!]\s+", text) if p.strip()]
+    for index, part in enumerate(parts):
+        if not HABITUAL.search(part):
+            continue
+        rest = re.sub(r"\s{2,}", " ", HABITUAL.sub(" ", part)).strip(" ,.;:-")
+        rest = re.sub(r"^(?:and|also|please|with)\s+|\s+(?:please|too)$", "", rest, flags=re.IGNORECASE)
+        topic = re.match(r"^(?:of|for|in)\s+(.+)$", rest, re.IGNORECASE)
+        if content_words(rest) and not topic and len(parts) > 1:
+            return rest
+        if topic and index + 1 < len(parts):
+            return f"{_TRAIL.sub('', parts[index + 1])} {_TRAIL.sub('', topic[1])}".strip()
+        if (topic or not content_words(rest)) and index > 0:
+            return re.sub(r"^(?:and|also|with)\s+", "", parts[index - 1], flags=re.IGNORECASE)
+        return rest or text
+    return text
+
+
+def _again_unwanted(stripped: str, markers: set[str], before: str) -> bool:
+    """ "again console in library code", "again a mock db": a bare thing after "again" that the agent's
+    previous reply did is unwanted ("again: imperative subjects", not in the reply, is wanted)."""
+    if "again" not in markers or not before or _starts_imperative(stripped) or _NO_THING.match(stripped):
+        return False
+    found = words(stripped)
+    if not found or found[0] in SUBJECTS or _MODAL.search(stripped) or len(content_words(stripped)) > 6:
+        return False
+    said = {_stem(w) for w in content_words(before)}
+    return any(_stem(w) in said for w in content_words(stripped))
+
+
+def _stem(word: str) -> str:
+    """A crude suffix stripper, enough to match "summaries"/"summary", "wrapped"/"wraps", "typed"/"type"."""
+    w = word.lower().strip("'-")
+    if len(w) <= 3 or not w.isalpha():
+        return w
+    for suffix, repl in (("ies", "i"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""), ("y", "i"), ("e", "")):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not (suffix == "s" and w.endswith("ss")):
+            if suffix == "es" and not w[:-2].endswith(("s", "x", "ch", "sh", "z")):
+                continue
+            w = w[: len(w) - len(suffix)] + repl
+            break
+    if len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "aeiouls":
+        w = w[:-1]  # wrapp -> wrap
+    if w.endswith("e") and len(w) > 4:
+        w = w[:-1]
+    return w
+
+
+def read_message(
+    user: str,
+    *,
+    outcome: str = "complete",
+    assistant: str = "",
+    before: str = "",
+    recent: str = "",
+    after_rejection: bool = False,
+) -> Reading:
+    """Friction markers, directives and facts in one user message (see the module docstring).
+
+    `before` is the agent's previous reply (what the user reacts to), `recent` its last few replies;
+    `after_rejection` says that the message follows a rejected tool use (a rule stated as a fact is
+    then its reason)."""
     reading = Reading()
     text = user.strip()
     if outcome == "rejected" or REJECTION.search(text):
@@ -379,27 +648,73 @@ def read_message(user: str, *, outcome: str = "complete", assistant: str = "") -
         reading.markers.add("told")
     if _BLAME.search(text):
         reading.markers.add("blame")
-    if _ALWAYS.search(text):
-        reading.markers.add("always")
     acknowledged = bool(_ACK.match(assistant or "")) and not any(
         _FACT_START.match(s) or _FACT_ANYWHERE.search(s) for s in sentences(text)
     )
-    candidates: list[tuple[str, set[str], bool]] = []  # (stripped sentence, markers, question)
+    # (stripped clause, markers, question, directive made from a statement, rule needing friction, fact)
+    candidates: list[tuple[str, set[str], bool, str | None, bool, Fact | None]] = []
     for sentence in sentences(text):
         fact = _fact(sentence, acknowledged)
-        if fact is not None:
+        stripped_sentence = _strip_lead(sentence)[0]
+        rule = _normative(_FACT_START.sub("", stripped_sentence) if fact else stripped_sentence)
+        told = _FACT_START.match(sentence.strip())
+        asked = told is not None and _starts_imperative(re.sub(r"^to\s+", "", sentence.strip()[told.end() :]))
+        if fact is not None and rule is None and not asked:
             reading.facts.append(fact)
             continue
-        stripped, markers = _strip_lead(sentence)
-        if _NEGATIVE.match(stripped) or _NO_THING.match(stripped):
-            markers.add("negative")
-        if _STOP.match(stripped):
-            markers.add("stop")
-        if _FRUSTRATION.search(sentence):
-            markers.add("frustration")
-        reading.markers |= markers
-        question = bool(_QUESTION.search(sentence))
-        candidates.append((stripped, markers, question))
+        if asked and told is not None:  # "remember: never push to main" asks, it does not inform
+            sentence = re.sub(r"^to\s+", "", sentence.strip()[told.end() :])
+            stripped_sentence = _strip_lead(sentence)[0]
+        reversal = _reversal(stripped_sentence, sentence)
+        if reversal is not None:
+            reading.reversals.append(reversal)
+            reading.markers.add("reversal")
+            if reversal.lifting:
+                continue  # "you don't need to ... anymore" asks for nothing new
+        for clause in _clauses(sentence) if rule is None else [sentence]:
+            stripped, markers = _strip_lead(clause)
+            question = bool(_QUESTION.search(clause))
+            made: str | None = None
+            needs_friction = False
+            if rule is not None:
+                made, needs_friction = rule
+                if not needs_friction:
+                    markers.add("rule")  # "X never goes into git", "X must never ...": prohibitive
+            elif _FORGOT.match(stripped):
+                missing = _FORGOT.match(stripped)[1]  # type: ignore[index]
+                made = missing if _starts_imperative(missing) else f"include {missing}"
+                markers.add("blame")
+            elif question and (_WHERE.match(stripped) or _WHY_NO.match(stripped)):
+                found = _WHERE.match(stripped) or _WHY_NO.match(stripped)
+                made = f"include {found[1]}"  # type: ignore[index]
+                markers |= {"missing", "asked"}
+            elif question and _WHY_THERE.match(stripped):
+                made = f"no {_WHY_THERE.match(stripped)[1]}"  # type: ignore[index]
+                markers |= {"unwanted", "asked"}
+            elif _again_unwanted(stripped, markers, before):
+                made = f"no {stripped}"  # "again console in library code" after the agent logged again
+                markers |= {"unwanted", "asked"}
+            else:
+                missing = _absent(stripped, markers, before)
+                if missing is not None:
+                    made = f"include {missing}"
+                    markers |= {"missing", "asked"}  # inferred: may join a habit, never starts one
+            if made is None and (_NEGATIVE.match(stripped) or _NO_THING.match(stripped)):
+                markers.add("negative")
+            if made is None and _STOP.match(stripped):
+                markers.add("stop")
+            if _FRUSTRATION.search(clause):
+                markers.add("frustration")
+            if (
+                made is None
+                and _ALWAYS.search(HABITUAL.sub(" ", stripped))
+                and not _starts_descriptive(stripped)
+            ):
+                markers.add("always")  # "never log from library code"; not "like we always do"
+            if made is None and not markers and _undoes(stripped, recent or before):
+                markers.add("undo")  # "drop the summary at the end" right after the agent added one
+            reading.markers |= markers
+            candidates.append((stripped, markers, question, made, needs_friction, fact))
     friction_markers = {
         "no",
         "again",
@@ -410,51 +725,102 @@ def read_message(user: str, *, outcome: str = "complete", assistant: str = "") -
         "rejected",
         "blame",
         "always",
+        "missing",
+        "unwanted",
+        "rule",
+        "undo",
     }
     reading.friction = bool(reading.markers & friction_markers)
+    if not reading.friction and any(
+        _CONTRAST_FRICTION.search(made or stripped) for stripped, _, q, made, _, _ in candidates if not q
+    ):
+        # "read the full file, not just the top of it" corrects even without a "no".
+        reading.friction = True
+        reading.markers.add("contrast")
+    if after_rejection and any(c[3] is not None for c in candidates):
+        reading.friction = True
+        reading.markers.add("rejected")
     loose: list[str] = []
+    marked_loose: list[str] = []
     lead: list[str] = []
-    for stripped, markers, question in candidates:
-        directive = _directive(stripped, markers, question, friction=reading.friction)
+    context = ""
+    for stripped, markers, question, made, needs_friction, fact in candidates:
+        if made is not None and needs_friction and not reading.friction:
+            if fact is None:
+                fact = _fact_of(stripped)
+            if fact is not None:
+                reading.facts.append(fact)  # "we always deploy on fridays", said calmly: memory
+            continue
+        if made is not None:
+            directive = _directive(made, markers | {"made"}, False, friction=reading.friction)
+        else:
+            directive = _directive(stripped, markers, question, friction=reading.friction)
         if directive is None:
             marked = bool(markers & {"no", "again", "told", "frustration"})
             if reading.friction and len(content_words(stripped)) >= 2:
                 if not question or marked:
                     loose.append(clean(stripped))
+                    if marked:
+                        marked_loose.append(clean(stripped))
                 if not reading.directives and marked:
                     lead.append(clean(stripped))  # "again printing from library code?!": what it is about
+            if not question and content_words(stripped):
+                context = clean(stripped)
             continue
+        if _object_is_pronoun(directive.text) and context:
+            directive = Directive(
+                directive.text, directive.seed, directive.score, directive.habitual, directive.marked, context
+            )
         if reading.friction:
             reading.directives.append(directive)
         else:
             reading.instructions.append(directive)
-    if not reading.friction and any(_CONTRAST_FRICTION.search(d.text) for d in reading.instructions):
-        # "read the full file, not just the top of it" corrects even without a "no".
-        reading.friction = True
-        reading.markers.add("contrast")
-        reading.directives, reading.instructions = reading.instructions, []
     reading.lead = " ".join(lead)[:MAX_DIRECTIVE_CHARS]
-    if reading.friction and not reading.directives:
-        reading.loose = " ".join(x for x in loose if x)[:MAX_DIRECTIVE_CHARS]
+    if reading.friction:  # with directives, only the sentences that carry their own marker
+        reading.loose = [
+            x[:MAX_DIRECTIVE_CHARS] for x in (loose if not reading.directives else marked_loose) if x
+        ]
     return reading
+
+
+def _fact_of(sentence: str) -> Fact | None:
+    body = re.sub(r"\s{2,}", " ", sentence).strip(" ,;:-")
+    if len(content_words(body)) < 2:
+        return None
+    body = body[:MAX_FACT_CHARS]
+    kind = "preference" if _PREFERENCE.search(body) else "decision" if _DECISION.search(body) else "fact"
+    return Fact(body[0].upper() + body[1:], kind)
+
+
+_NEGATED_CLAUSE = re.compile(r",\s*(?:no|not|never)\s+\w", re.IGNORECASE)
 
 
 def _directive(stripped: str, markers: set[str], question: bool, *, friction: bool) -> Directive | None:
     if question or not stripped or _QUOTATION.match(stripped):
         return None
+    made = "made" in markers  # worded by the reader from a statement, a question or "you forgot ..."
+    habitual = bool(HABITUAL.search(stripped))
+    phrase = False
+    if habitual and not (friction or made):
+        kept = preference(stripped)
+        phrase = kept != stripped  # an appendix to a request: "add pagination, type hints like always"
+        stripped = kept  # "add pagination, type hints like we always do" -> "type hints"
     text = clean(stripped)
-    if len(content_words(text)) < 2:
+    if len(content_words(text)) < (1 if habitual else 2):
         return None
     imperative = _starts_imperative(text)
     general = bool(_GENERAL.search(stripped))
     descriptive = _starts_descriptive(text)
     corrected = bool(markers & {"no", "again", "told"})
     accepted = (
-        imperative
+        made
+        or imperative
         or (general and not descriptive)  # "rgb hex values in themes, always"
         or (bool(_MODAL.search(text)) and general)  # "invalid config must never crash the app"
         or (corrected and not descriptive and not _MODAL.search(text))  # "I told you, snapshot before ..."
-        or (bool(HABITUAL.search(stripped)) and not descriptive)  # "same style of tests, table-driven"
+        or (habitual and not descriptive)  # "same style of tests, table-driven"
+        # "one sentence per line, no hard wrapping" in a correction: a wanted thing against an unwanted one
+        or (friction and not descriptive and bool(_NEGATED_CLAUSE.search(text)) and not _MODAL.search(text))
     )
     if not accepted:
         return None
@@ -468,9 +834,16 @@ def _directive(stripped: str, markers: set[str], question: bool, *, friction: bo
         - 2 * narrow
         - len(text) // 120
     )
-    marked = bool(markers & {"no", "again", "told", "negative", "stop"} or _ALWAYS.search(stripped))
+    marked = made or bool(markers & {"no", "again", "told", "negative", "stop"} or _ALWAYS.search(stripped))
+    if made:
+        score -= 2  # the user's own imperative words, when there are any, make the better wording
     return Directive(
-        text, seed=not narrow, score=score, habitual=bool(HABITUAL.search(stripped)), marked=marked
+        text,
+        seed=not narrow and not markers & {"asked", "undo"},  # these alone never start a habit
+        score=score,
+        habitual=habitual,
+        marked=marked,
+        phrase=phrase,
     )
 
 
@@ -496,170 +869,3 @@ def _fact(sentence: str, acknowledged: bool) -> Fact | None:
         body = body[:MAX_FACT_CHARS].rsplit(" ", 1)[0]
     kind = "preference" if _PREFERENCE.search(body) else "decision" if _DECISION.search(body) else "fact"
     return Fact(body[0].upper() + body[1:], kind)
-
-
-# -- generalising and wording ----------------------------------------------------------------------
-
-_EXTENSIONS = (
-    "py|pyi|ts|tsx|js|jsx|mjs|cjs|json|jsonl|md|rst|toml|yaml|yml|css|scss|less|html|go|rs|java|rb|sh"
-    "|txt|cfg|ini|sql|lock|c|h|cc|cpp|hpp|kt|swift|php|vue|svelte|xml|csv|ipynb|env|dockerfile|tf"
-)
-_PATH = re.compile(r"(?<![\w/])(?:~|\.{1,2})?(?:/?[\w.@+-]+/)+[\w.@+-]*")
-_FILE = re.compile(rf"(?<![\w/])[\w@+-][\w.@+-]*\.(?:{_EXTENSIONS})\b", re.IGNORECASE)
-_FILE_END = re.compile(rf"\.(?:{_EXTENSIONS})$", re.IGNORECASE)
-_VERSION = re.compile(r"(?<![\w.])v?\d+(?:\.\d+){1,3}(?:[-+.]?[a-z]+\d*)?(?![\w.])", re.IGNORECASE)
-_QUOTED = re.compile(r"'[^']{1,60}'|\"[^\"]{1,60}\"|`[^`]{1,60}`")
-
-
-def generalise(text: str) -> str:
-    """Replace file names, paths and version numbers, which tie a habit to one task."""
-    text = _PATH.sub(lambda m: "the file" if _FILE_END.search(m.group(0)) else "the folder", text)
-    text = _FILE.sub("the file", text)
-    text = _VERSION.sub("the version", text)
-    text = re.sub(r"\b(the|a|an) the (file|folder|version)\b", r"the \2", text, flags=re.IGNORECASE)
-    text = re.sub(r"\b(the (file|folder|version))(,? (and|or) the \2)+\b", r"\1", text)
-    return re.sub(r"\s{2,}", " ", text).strip()
-
-
-def _gerund(verb: str) -> str:
-    irregular = {"be": "being", "see": "seeing", "lie": "lying", "die": "dying", "set": "setting"}
-    if verb in irregular:
-        return irregular[verb]
-    if verb.endswith("ie"):
-        return verb[:-2] + "ying"
-    if verb.endswith("e") and not verb.endswith(("ee", "ye", "oe")):
-        return verb[:-1] + "ing"
-    cvc = len(verb) >= 3 and verb[-1] not in "aeiouwxy" and verb[-2] in "aeiou" and verb[-3] not in "aeiou"
-    if cvc and (len(verb) == 3 or (len(verb) == 4 and verb[0] not in "aeiou")):
-        return verb + verb[-1] + "ing"  # run -> running, stop -> stopping; edit -> editing
-    return verb + "ing"
-
-
-_WHEN = re.compile(r"\bwhen(?:ever)? (?:you |we )?([^,.;]{3,80})", re.IGNORECASE)
-_BEFORE = re.compile(r"\bbefore (?:you |we )?([^,.;]{3,80})", re.IGNORECASE)
-_PLACE = re.compile(r"\b(?:in|for|inside|within) ([^,.;:!?]{2,60})", re.IGNORECASE)
-_MASS_NOUNS = _set(
-    """code config configuration database db production prod ci documentation docs css html python
-    go rust typescript javascript sql git main staging"""
-)
-_NOT_A_SITUATION = _set("me it them you us him her and or this that")
-_OBJECT_END = _set(
-    """this that these those not but before after when whenever while if so because then in on at
-    for with from by to into as like instead than again just only every each always never please"""
-)
-
-
-def _situation_ok(phrase: str) -> bool:
-    found = words(phrase)
-    return (
-        bool(found)
-        and not (set(found) & _NOT_A_SITUATION)
-        and any(w not in STOPWORDS and not _verb(w) for w in found)
-    )
-
-
-def _place(text: str) -> str | None:
-    """A general place named by "in/for <things>": "in commit messages", "for tests", "in library code"."""
-    for match in _PLACE.finditer(text):
-        phrase: list[str] = []
-        for word in match.group(1).split():
-            bare = word.strip("'\"`").lower()
-            if bare in _OBJECT_END or not re.fullmatch(r"[a-z][a-z-]*", bare):
-                break
-            phrase.append(bare)
-        head = phrase[1:] if phrase and phrase[0] in ("the", "our", "all", "any") else phrase
-        if 1 <= len(head) <= 4 and (head[-1].endswith("s") or head[-1] in _MASS_NOUNS):
-            candidate = " ".join(phrase)
-            if _situation_ok(candidate):
-                return candidate
-    return None
-
-
-def condition(texts: list[str]) -> str:
-    """A "When ..." describing the situation, from the cluster's own words (most specific rule first)."""
-    for pattern in (_WHEN, _BEFORE):
-        for text in texts:
-            match = pattern.search(text)
-            if match:
-                phrase = generalise(match.group(1)).strip(" ,")
-                if _situation_ok(phrase):
-                    first = words(phrase)[0]
-                    if pattern is _WHEN or first.endswith("ing"):
-                        return f"When {phrase}"
-                    if first in DETERMINERS or first in ("any", "every", "each"):
-                        return f"When about to start {phrase}"  # "before any prod migration"
-                    return f"When about to {phrase}"
-    for text in texts:
-        place = _place(generalise(text))
-        if place:
-            return f"When working on {place}"
-    for text in texts:
-        clause = re.split(r"[.,;:!?]", generalise(text), maxsplit=1)[0]
-        found = words(clause)
-        if found and found[0] in ("don't", "dont", "never", "do", "no", "always", "stop", "avoid"):
-            found = found[2:] if found[:2] == ["do", "not"] else found[1:]
-        if found and _verb(found[0], typo=True):
-            verb = _verb(found[0], typo=True) or found[0]
-            rest: list[str] = []
-            for word in found[1:]:
-                if word in _OBJECT_END and (rest or word not in ("to", "into", "on", "from", "in")):
-                    break
-                rest.append(word)
-            if any(w not in STOPWORDS for w in rest):
-                return f"When {_gerund(verb)} {' '.join(rest[:5])}"
-    for text in texts:
-        found = (
-            _NO_THING.match(text) and re.split(r"[.,;:!?]| in | for ", generalise(text)[3:], maxsplit=1)[0]
-        )
-        if found and _situation_ok(found):
-            return f"When about to use {found.strip()}"  # "no emoji" -> "When about to use emoji"
-    topic = _topic(texts)
-    return f"When the work involves {topic}" if topic else "When working on a task like this"
-
-
-def _topic(texts: list[str]) -> str:
-    counts: dict[str, int] = {}
-    for text in texts:
-        for word in set(content_words(text)):
-            if not _verb(word) and not word.isdigit():
-                counts[word] = counts.get(word, 0) + 1
-    ranked = sorted(counts, key=lambda w: (-counts[w], w))[:2]
-    return " and ".join(ranked)
-
-
-_LEADING_SITUATION = re.compile(r"^(?:before|when|whenever|after|once) [^,]{3,80},\s*", re.IGNORECASE)
-
-
-def behavior(text: str) -> tuple[str, int]:
-    """("Do ..."/"Do not ...", polarity) from one directive (its situation clause goes to the condition)."""
-    body = generalise(text).strip().rstrip(".!?;,")
-    body = _LEADING_SITUATION.sub("", body) or body
-    first = re.match(r"[A-Za-z]+", body)
-    fixed = _verb(first.group(0), typo=True) if first else None
-    if first and fixed and first.group(0).lower() != fixed:
-        body = fixed + body[first.end() :]  # "reda the file" -> "read the file"
-    lowered = body.lower()
-    polarity = 1
-    for prefix, replacement in (
-        ("do not ", ""),
-        ("don't ", ""),
-        ("dont ", ""),
-        ("never ", ""),
-        ("avoid ", ""),
-        ("stop ", "keep "),
-        ("no more ", "use more "),
-    ):
-        if lowered.startswith(prefix):
-            body = replacement + body[len(prefix) :]
-            polarity = -1
-            break
-    else:
-        if _NO_THING.match(body):
-            body = "use " + body[3:]
-            polarity = -1
-        elif lowered.startswith("always "):
-            body = body[len("always ") :]
-        elif not _starts_imperative(body):
-            body = "use " + body  # "rgb hex values in themes" -> "use rgb hex values in themes"
-    body = body[:1].lower() + body[1:] if body[:2] != body[:2].upper() else body
-    return ("Do not " if polarity < 0 else "Do ") + body + ".", polarity

@@ -198,6 +198,24 @@ MIGRATIONS: list[Migration] = [
         ) STRICT;
         """,
     ),
+    # Analyze quality: instructions said once, kept for a repeat in a later batch or run
+    # (habitus.learn.queue.keep_pending bounds them by count and age). Rows carry checksums.
+    sql_migration(
+        "0005_analyze_pending",
+        """
+        CREATE TABLE analyze_pending (
+            id INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL CHECK (kind IN ('calm', 'loose')),
+            ref TEXT NOT NULL CHECK (length(ref) BETWEEN 1 AND 200),
+            day TEXT NOT NULL CHECK (length(day) = 10),
+            text TEXT NOT NULL CHECK (length(text) BETWEEN 1 AND 300),
+            habitual INTEGER NOT NULL CHECK (habitual IN (0, 1)),
+            created_at TEXT NOT NULL,
+            checksum TEXT NOT NULL
+        ) STRICT;
+        CREATE INDEX analyze_pending_by_ref ON analyze_pending (ref);
+        """,
+    ),
 ]
 
 
