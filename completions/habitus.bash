@@ -21,6 +21,10 @@ _habitus() {
             "|schedule") node="schedule" ;;
             "|select") node="select" ;;
             "|status") node="status" ;;
+            "advise|mute") node="advise mute" ;;
+            "advise|mutes") node="advise mutes" ;;
+            "advise|resume") node="advise resume" ;;
+            "advise|unmute") node="advise unmute" ;;
             "config|describe") node="config describe" ;;
             "config|get") node="config get" ;;
             "config|set") node="config set" ;;
@@ -62,7 +66,19 @@ _habitus() {
         esac
     done
     case "$node|$prev" in
+        "advise|--format") COMPREPLY=($(compgen -W "auto claude-code pi codex" -- "$cur")); return ;;
         "advise|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
+        "advise|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "advise|--transcript") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "advise|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "advise mute|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "advise mute|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "advise mutes|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "advise mutes|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "advise resume|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "advise resume|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "advise unmute|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "advise unmute|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "analyze|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
         "backup|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
         "capture|--format") COMPREPLY=($(compgen -W "auto claude-code pi codex" -- "$cur")); return ;;
@@ -212,7 +228,11 @@ _habitus() {
     esac
     case "$node" in
         "") COMPREPLY=($(compgen -W "advise analyze backup capture config dedupe demo eval habit memory model restore schedule select status --help --version -V" -- "$cur")) ;;
-        "advise") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
+        "advise") COMPREPLY=($(compgen -W "mute mutes resume unmute --format --harness --help --pretty --root --transcript --wait" -- "$cur")) ;;
+        "advise mute") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
+        "advise mutes") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
+        "advise resume") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
+        "advise unmute") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "analyze") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
         "backup") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
         "capture") COMPREPLY=($(compgen -W "--format --harness --help --nl --pretty --root --transcript --wait" -- "$cur")) ;;

@@ -33,6 +33,14 @@ function __habitus_node
                 set node 'select'
             case '|status'
                 set node 'status'
+            case 'advise|mute'
+                set node 'advise mute'
+            case 'advise|mutes'
+                set node 'advise mutes'
+            case 'advise|resume'
+                set node 'advise resume'
+            case 'advise|unmute'
+                set node 'advise unmute'
             case 'config|describe'
                 set node 'config describe'
             case 'config|get'
@@ -131,8 +139,33 @@ complete -c habitus -n "test (__habitus_node) = ''" -a select -d 'Choose the app
 complete -c habitus -n "test (__habitus_node) = ''" -a status -d 'Report the state root, versions, settings and counts.'
 complete -c habitus -n "test (__habitus_node) = ''" -l help
 complete -c habitus -n "test (__habitus_node) = ''" -l version
+complete -c habitus -n "test (__habitus_node) = 'advise'" -a mute -d 'Never deliver this finding again.'
+complete -c habitus -n "test (__habitus_node) = 'advise'" -a mutes -d 'List the muted findings.'
+complete -c habitus -n "test (__habitus_node) = 'advise'" -a resume -d 'Resume reviews after advise paused itself.'
+complete -c habitus -n "test (__habitus_node) = 'advise'" -a unmute -d 'Deliver this finding again when a review finds it.'
+complete -c habitus -n "test (__habitus_node) = 'advise'" -l format -x -a 'auto claude-code pi codex'
 complete -c habitus -n "test (__habitus_node) = 'advise'" -l harness -x -a 'claude-code codex gemini pi generic'
 complete -c habitus -n "test (__habitus_node) = 'advise'" -l help
+complete -c habitus -n "test (__habitus_node) = 'advise'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'advise'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'advise'" -l transcript -r
+complete -c habitus -n "test (__habitus_node) = 'advise'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'advise mute'" -l help
+complete -c habitus -n "test (__habitus_node) = 'advise mute'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'advise mute'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'advise mute'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'advise mutes'" -l help
+complete -c habitus -n "test (__habitus_node) = 'advise mutes'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'advise mutes'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'advise mutes'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'advise resume'" -l help
+complete -c habitus -n "test (__habitus_node) = 'advise resume'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'advise resume'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'advise resume'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'advise unmute'" -l help
+complete -c habitus -n "test (__habitus_node) = 'advise unmute'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'advise unmute'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'advise unmute'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'analyze'" -l harness -x -a 'claude-code codex gemini pi generic'
 complete -c habitus -n "test (__habitus_node) = 'analyze'" -l help
 complete -c habitus -n "test (__habitus_node) = 'backup'" -l harness -x -a 'claude-code codex gemini pi generic'

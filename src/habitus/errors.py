@@ -29,6 +29,7 @@ CODES: dict[str, tuple[Exit, str]] = {
     "unknown_key": (Exit.USAGE, "the configuration key does not exist"),
     "invalid_value": (Exit.USAGE, "the value is not valid for that configuration key"),
     "no_project": (Exit.USAGE, "a project store was named outside a git repository"),
+    "ambiguous": (Exit.USAGE, "an ID prefix matches more than one record; the error lists the candidates"),
     "not_found": (Exit.FAILED, "the named record, file or id does not exist"),
     "io_error": (Exit.FAILED, "a file could not be read or written"),
     "not_implemented": (Exit.FAILED, "the command is not implemented yet"),

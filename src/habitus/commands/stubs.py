@@ -24,7 +24,6 @@ def _stub(name: str, summary: str) -> click.Command:
     return command
 
 
-advise = _stub("advise", "Review recent agent work and deliver at most one note.")
 analyze = _stub("analyze", "Propose candidate habits from unread observations.")
 backup = _stub("backup", "Write a consistent backup of the state root.")
 restore = _stub("restore", "Restore the state root from a backup.")
