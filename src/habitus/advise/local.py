@@ -1,32 +1,39 @@
 """The local reviewer (default, offline): the slice against the user's approved habits and the law.
 
-Habits. A "do" habit (polarity +1) is missed when its condition is triggered by the new work and the
-evidence of its behaviour is absent from the whole slice; an "avoid" habit (polarity -1) is broken when
-its condition is triggered and the new work shows the avoided behaviour. Precision comes first: a missed
-concern costs less than a wrong one (users of earlier advisors quit over spam).
+Habits. A habit is checked when its condition is triggered by the new work, and then in two ways:
+the new work does what the habit avoids (an avoid-habit's behaviour, or what a do-habit names after
+"never", "instead of", "rather than"), or nothing in the slice shows what a do-habit asks for. Precision
+comes first: a missed concern costs less than a wrong one (users of earlier advisors quit over spam).
 
-- Units: the slice split into sentences (prose) and tool calls. Code blocks, quoted lines and tool
-  calls are never prose triggers of user-side conditions; quoted spans are removed before matching.
-- Trigger: a unit of the right side (the user's prompt for conditions about the user, "When the user
-  asks ...", the agent's text and tool calls otherwise) that (1) holds at least two of the condition's
-  content words (one when it has only one), stemmed; (2) is not negated ("not ready"), hypothetical
-  ("if", "would", "later", ...), a question, or talk about habits; and (3) is close to the condition in
-  the embedding space (cosine >= TRIGGER_COS, with the cached condition vector).
-- Evidence of a do-habit's behaviour: any agent unit (new or earlier in the turn) holding one of the
-  behaviour's distinctive content words (not in the condition, not generic), or, among the units already
-  embedded, one close to the behaviour (cosine >= EVIDENCE_COS). Evidence is matched generously,
-  as a substring ("pytest" counts for "test"), because a false "absent" is what makes a false concern.
-- Violation of an avoid-habit: a new agent unit holding one of the avoided clause's distinctive words,
-  not negated, close to the behaviour (cosine >= VIOLATION_COS).
+- Units: the slice split into sentences (prose) and tool calls ("Edit: path new text", "Bash: command").
+  Code blocks and quoted lines are not prose; quoted spans are removed before matching.
+- Trigger: a new unit of the right side (the user's prompt for a condition about the user, "When the
+  user asks you ...", the agent's text and tool calls otherwise) holding the condition's words, stemmed,
+  close together (within the needed count + WINDOW_SLACK content words). Every word is needed except a
+  speech act ("calling a release ready" is triggered by "the release is ready"), and alternatives
+  ("files or directories") count once, at most MAX_WHOLE words. An action also counts under its
+  synonyms and tool names ("edited", "Write:" for "writing"). Prose that is negated near those words
+  ("not ready", "no need to watch a deleted file"), hypothetical ("if", "would", "once", "later", ...),
+  a question, or talk about habits does not trigger. A one-word trigger must also be close to the
+  condition in the embedding space (cosine >= TRIGGER_COS, with the habit's cached condition vector).
+- Done what it avoids: a new agent unit holding an avoided word: one is enough in a tool call (code says
+  what was done), prose needs two and a cosine >= VIOLATION_COS with the behaviour.
+- Absent: no agent unit in the whole slice (new or earlier in the turn) holds a distinctive word of
+  what the habit asks for (not a condition word, not generic) and none of the embedded units is close to
+  the behaviour (cosine >= EVIDENCE_COS). Only judged when the behaviour has two or more such words (one
+  is too little to search for: "read the whole file" cannot be seen), and never for "X instead of Y"
+  (its point is Y). A habit that asks to ask the user first is satisfied by the user asking for the
+  very action. A word matches as a stem, a token prefix ("backups", "test_export") or, for "test", a
+  test runner's name.
 
-The embedding model loads only when some unit passes the word check for some habit.
+The embedding model loads only when some unit passes the word check of some habit.
 
 Law. New tool calls are checked for destructive commands the user did not ask for in this turn (force
 push, `reset --hard`, `clean -f`, `rm -rf` of `/`, `~`, `*` or `.`, dropping tables, `mkfs`, `dd` to a
 device, `chmod -R 777`) -> blocker; for disabled checks (`--no-verify`, tests marked skip or xfail) ->
 concern; and the new agent text and tool calls for law.md `deny:` phrases, not negated -> concern.
 
-Thresholds were set on tests/fixtures/advise/cases.jsonl and checked for false positives on the real
+Measured on tests/fixtures/advise (hand-written cases) and on hook-style replays of the real
 transcripts in ../shared/fixtures/transcripts (README: "Advice").
 """
 
@@ -47,10 +54,14 @@ if TYPE_CHECKING:
 
 TRIGGER_COS = 0.55
 EVIDENCE_COS = 0.55
-VIOLATION_COS = 0.45
+VIOLATION_COS = 0.3
 MAX_UNITS = 2_000
 MAX_UNIT_CHARS = 400
 EXCERPT_CHARS = 140
+WINDOW_SLACK = 4
+NEGATION_WINDOW = 5
+MAX_WHOLE = 4
+PREFIX_MAX = 12
 
 _WORD = re.compile(r"[a-z0-9]+")
 # Words too common in coding work to carry a habit's meaning (stemmed).
@@ -72,9 +83,34 @@ _HYPOTHETICAL = re.compile(
     r"next time|plan(?:s|ned|ning)? to|going to|want(?:s|ed)? to|wish|suppose|imagine|let me know|"
     r"habits?|when i|when you|whenever)\b"
 )
+_ASK_FIRST = re.compile(r"\b(?:ask|confirm|permission|check with|approv)\w*", re.IGNORECASE)
+# An action verb of a condition is also done under these names (stems); a tool call starts with its
+# tool's name ("Write: ...", "Edit: ...", "Bash: ..."), so tools count as their verbs too.
+_SYNONYMS: dict[str, frozenset[str]] = {
+    stem(word): frozenset(stem(v) for v in word_set(verbs))
+    for word, verbs in (
+        ("edit", "write change"),
+        ("create", "write add"),
+        ("add", "write"),
+        ("update", "change"),
+        ("modify", "change"),
+        ("rename", "change"),
+        ("remove", "delete"),
+        ("rm", "delete"),
+        ("unlink", "delete"),
+        ("execute", "run"),
+        ("bash", "run"),
+        ("shell", "run"),
+        ("install", "add"),
+    )
+}
+_SPEECH_ACTS = frozenset(stem(w) for w in word_set("call calling consider declare deem mark treat claim"))
+_SIDE_WORDS = frozenset(
+    stem(w) for w in word_set("user users ask asks asked request requests tell tells told")
+)
 _QUOTED = re.compile(r"`[^`]*`|\"[^\"]*\"|“[^”]*”|'[^'\s][^']*[^'\s]'")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\[\"'(`])")
-_USER_SIDE = re.compile(r"\b(?:the user|users?|i|me|my|asks?|asked|requests?)\b", re.IGNORECASE)
+_USER_SIDE = re.compile(r"\b(?:the user|i|me|my)\b|\basks? (?:you|me)\b|\basked\b", re.IGNORECASE)
 
 
 def words(text: str) -> list[str]:
@@ -91,8 +127,12 @@ class Unit:
     role: str  # user | assistant | tool
     new: bool
     prose: bool  # plain sentence (not code, quote or tool call)
-    stems: set[str] = field(default_factory=set)
+    stems: set[str] = field(default_factory=set)  # every content word, stemmed, with its synonyms
     lowered: str = ""
+    tokens: set[str] = field(default_factory=set)  # raw lower-case words
+    prefixes: set[str] = field(default_factory=set)  # their prefixes of 3 to PREFIX_MAX characters
+    seq: list[str] = field(default_factory=list)  # content words outside quoted spans, in order
+    seq_set: set[str] = field(default_factory=set)  # those, with their synonyms
 
 
 def units_of(s: Slice) -> list[Unit]:
@@ -110,7 +150,7 @@ def units_of(s: Slice) -> list[Unit]:
                 continue
             if not stripped:
                 continue
-            code = fenced or stripped.startswith((">", "    ", "\t", "$ ", "|"))
+            code = fenced or line.startswith(("    ", "\t")) or stripped.startswith((">", "$ ", "|"))
             for sentence in [stripped] if code else _SENTENCE.split(stripped):
                 if len(sentence) >= 3:
                     out.append(Unit(sentence[:MAX_UNIT_CHARS], entry.role, entry.new, not code))
@@ -118,63 +158,182 @@ def units_of(s: Slice) -> list[Unit]:
             break
     for unit in out[:MAX_UNITS]:
         unit.lowered = unit.text.lower()
-        unit.stems = set(words(unit.text))
+        unit.stems = _with_synonyms(words(unit.lowered))
+        unit.tokens = set(_WORD.findall(unit.lowered))
+        unit.prefixes = {t[:n] for t in unit.tokens for n in range(3, min(len(t), PREFIX_MAX) + 1)}
+        unit.seq = words(_QUOTED.sub(" ", unit.lowered)) if unit.prose else words(unit.lowered)
+        unit.seq_set = _with_synonyms(unit.seq)
     return out[:MAX_UNITS]
+
+
+def _with_synonyms(found: list[str]) -> set[str]:
+    out = set(found)
+    for word in found:
+        out |= _SYNONYMS.get(word, frozenset())
+    return out
+
+
+_AVOIDED = re.compile(r"\b(?:never|instead of|rather than|not just|not|no)\b")
+
+
+def _clause_words(text: str, condition: set[str]) -> set[str]:
+    return anchors(text) - condition
+
+
+def negated(text: str, targets: set[str]) -> bool:
+    """Some occurrence of a target word has a negation among the NEGATION_WINDOW words before it
+    ("is not ready", "have not deleted any files or directories"); "no longer crashes" does not
+    negate "catching"."""
+    raw = re.findall(r"[a-z0-9']+", text)
+    hits = [i for i, w in enumerate(raw) if stem(w) in targets]
+    return any(
+        any(_NEGATED.fullmatch(w) or w.endswith("n't") for w in raw[max(0, i - NEGATION_WINDOW) : i])
+        for i in hits
+    )
+
+
+_TEST_TOOLS = word_set("pytest unittest jest vitest mocha rspec phpunit ctest nextest tox nox")
+
+
+def has_word(unit: Unit, word: str) -> bool:
+    """The unit holds the word: as a stem, as the start of a token ("test_export", "backups"), or, for
+    "test", as the name of a test runner."""
+    if word in unit.stems:
+        return True
+    if len(word) >= 3 and (
+        word in unit.prefixes if len(word) <= PREFIX_MAX else any(t.startswith(word) for t in unit.tokens)
+    ):
+        return True
+    return word == "test" and bool(unit.tokens & _TEST_TOOLS)
+
+
+def _alternatives(condition: str, required: set[str]) -> int:
+    """How many "or" / "," separate two required words ("an API, CLI flag or config option": 2): each
+    such pair is one alternative, so one word fewer is needed."""
+    pieces = re.findall(r"[a-z0-9']+|,", condition.lower())
+    count = 0
+    for i, piece in enumerate(pieces):
+        if piece in ("or", ",") and 0 < i < len(pieces) - 1:
+            before, after = stem(pieces[i - 1]), stem(pieces[i + 1])
+            count += before in required and after in required
+    return count
 
 
 @dataclass
 class Rule:
     habit: ActiveHabit
-    condition: set[str]
-    behavior: set[str]  # distinctive words of the behaviour (of its avoided clause, for polarity -1)
-    need: int
+    required: set[str]  # the condition words a trigger looks for
+    count: int  # how many of them must be there, close together
+    positive: set[str]  # distinctive words of what to do (+1)
+    avoided: set[str]  # distinctive words of what to avoid (-1, or a +1's "never ..." / "instead of ...")
     user_side: bool
 
     @classmethod
     def of(cls, habit: ActiveHabit) -> Rule:
-        condition = anchors(re.sub(r"^\s*when\b", "", habit.condition, flags=re.IGNORECASE))
-        text = habit.behavior
+        user_side = bool(_USER_SIDE.search(habit.condition))
+        bare = re.sub(r"^\s*when\b", "", habit.condition, flags=re.IGNORECASE)
+        # For a condition about the user, the words that only say so ("the user asks you") do not count.
+        condition = set(words(bare)) - (_SIDE_WORDS if user_side else frozenset())
+        # Every word is required but a speech act ("calling a release ready" is triggered by "the release
+        # is ready"): the action matters ("writing error messages" is not "the error message says").
+        required = condition - _SPEECH_ACTS or condition
+        count = max(1, min(MAX_WHOLE, len(required) - _alternatives(bare, required)))
+        text = habit.behavior.strip()
         if habit.polarity < 0:
-            text = re.split(r"[;:]|\binstead\b|\brather\b", text, maxsplit=1)[0]
-        behavior = anchors(re.sub(r"^\s*do\b(\s+not\b)?", "", text, flags=re.IGNORECASE)) - condition
-        return cls(
-            habit,
-            condition,
-            behavior,
-            1 if len(condition) <= 1 else 2,
-            bool(_USER_SIDE.search(habit.condition)),
-        )
+            body = re.sub(r"^\s*(?:do\s+not|don't|never|avoid)\b", "", text, flags=re.IGNORECASE)
+            first = re.split(r"[;:]|\binstead\b|\brather\b", body, maxsplit=1)[0]
+            positive, avoided = set(), _clause_words(first, condition)
+        else:
+            body = re.sub(r"^\s*do\b", "", text, flags=re.IGNORECASE)
+            split = _AVOIDED.search(body.lower())
+            head, tail = (body[: split.start()], body[split.end() :]) if split else (body, "")
+            positive, avoided = _clause_words(head, condition), _clause_words(tail, condition)
+            if split and split.group(0) in ("instead of", "rather than", "not just"):
+                # "use real files instead of mocks": the habit is about what to avoid; the absence of
+                # the alternative's words proves nothing.
+                positive = set()
+        return cls(habit, required, count, positive, avoided - positive, user_side)
+
+    @property
+    def checkable(self) -> bool:
+        """Whether the words give something to look for: what the habit avoids, or two or more
+        distinctive words of what it asks (one is too little to call it absent)."""
+        return bool(self.required) and (bool(self.avoided) or self.absence_checked)
+
+    @property
+    def absence_checked(self) -> bool:
+        return len(self.positive) >= 2
+
+    @property
+    def ambiguous(self) -> bool:
+        """A one-word trigger: it must also be close to the condition in the embedding space."""
+        return self.count < 2
+
+    def present(self, unit: Unit) -> set[str]:
+        """The required words the unit holds (outside quoted spans), an action also under its synonyms
+        and tool names ("edited", "Write:" for "writing")."""
+        return self.required & unit.seq_set
+
+    def close_together(self, unit: Unit) -> bool:
+        """`count` required words within count + WINDOW_SLACK content words of each other."""
+        events: list[tuple[int, str]] = []
+        for index, word in enumerate(unit.seq):
+            for meaning in (word, *_SYNONYMS.get(word, ())):
+                if meaning in self.required:
+                    events.append((index, meaning))
+        best = len(unit.seq) + 1
+        for start in range(len(events)):
+            seen: set[str] = set()
+            for end in range(start, len(events)):
+                seen.add(events[end][1])
+                if len(seen) == self.count:
+                    best = min(best, events[end][0] - events[start][0] + 1)
+                    break
+        return best <= self.count + WINDOW_SLACK
 
     def side(self, unit: Unit) -> bool:
         return unit.role == "user" and unit.prose if self.user_side else unit.role in ("assistant", "tool")
 
     def candidate(self, unit: Unit) -> bool:
-        """The word check of a trigger: enough condition words, on the right side, not negated or
-        hypothetical, not a question."""
-        if not unit.new or not self.condition or not self.side(unit):
+        """The word check of a trigger: the required words, close together, on the right side, not
+        negated or hypothetical, not a question."""
+        if not unit.new or not self.side(unit):
             return False
-        text = _QUOTED.sub(" ", unit.lowered) if unit.prose else unit.lowered
-        if len(self.condition & set(words(text))) < self.need:
+        if len(self.present(unit)) < self.count or not self.close_together(unit):
             return False
-        doubtful = text.rstrip().endswith("?") or _NEGATED.search(text) or _HYPOTHETICAL.search(text)
-        return not (unit.prose and doubtful)
+        if not unit.prose:
+            return True
+        text = _QUOTED.sub(" ", unit.lowered)
+        doubtful = text.rstrip().endswith("?") or _HYPOTHETICAL.search(text)
+        return not (doubtful or negated(text, self.required))
 
     def evidence(self, units: list[Unit]) -> bool:
+        """Any agent unit (new or earlier in the turn) holding a word of what the habit asks for; or,
+        for a habit that asks to ask the user first, the user asking for the very action."""
+        asks_user = bool(_ASK_FIRST.search(self.habit.behavior))
         for unit in units:
             if unit.role == "user":
+                if asks_user and len(self.present(unit)) >= self.count:
+                    return True
                 continue
-            if self.behavior & unit.stems:
-                return True
-            if any(len(w) >= 4 and w in unit.lowered for w in self.behavior):
+            if any(has_word(unit, w) for w in self.positive):
                 return True
         return False
 
-    def violation_words(self, unit: Unit) -> bool:
-        if not unit.new or unit.role == "user" or not self.behavior:
-            return False
-        if not (self.behavior & unit.stems or any(len(w) >= 4 and w in unit.lowered for w in self.behavior)):
-            return False
-        return not (unit.prose and _NEGATED.search(unit.lowered))
+    def violation_words(self, unit: Unit) -> int:
+        """How many of the avoided words a new agent unit holds (0 when negated prose)."""
+        if not unit.new or unit.role == "user" or not self.avoided:
+            return 0
+        count = sum(1 for w in self.avoided if has_word(unit, w))
+        return 0 if count and unit.prose and negated(unit.lowered, self.avoided) else count
+
+    def violates(self, unit: Unit, cosine: float) -> bool:
+        """One avoided word in a tool call (code says what was done), or two in prose that is also
+        close to the behaviour (prose often only talks about the thing: "quantizing to a palette")."""
+        count = self.violation_words(unit)
+        if unit.role == "tool":
+            return count >= 1
+        return count >= 2 and cosine >= VIOLATION_COS
 
 
 @dataclass
@@ -207,19 +366,20 @@ def review(
     found: list[Candidate] = []
     if law is not None:
         found.extend(_law(units, law, prompt if prompt is not None else _prompt(units)))
-    rules = [Rule.of(h) for h in habits]
-    pairs: list[tuple[int, int]] = []  # (rule, unit) passing the word check
+    rules = [rule for rule in (Rule.of(h) for h in habits) if rule.checkable]
+    pairs: list[tuple[int, int]] = []  # (rule, unit) passing a word check
     for r, rule in enumerate(rules):
-        if rule.habit.polarity > 0:
-            pairs.extend((r, u) for u, unit in enumerate(units) if rule.candidate(unit))
-        else:
-            pairs.extend(
-                (r, u) for u, unit in enumerate(units) if rule.candidate(unit) or rule.violation_words(unit)
-            )
+        pairs.extend(
+            (r, u) for u, unit in enumerate(units) if rule.candidate(unit) or rule.violation_words(unit)
+        )
     if not pairs or embed is None:
         return _ordered(found)
-    wanted_rules = sorted({r for r, _ in pairs})
-    wanted_units = sorted({u for _, u in pairs})
+    wanted_rules = sorted(
+        {r for r, _ in pairs if any(rules[r].candidate(units[u]) for rr, u in pairs if rr == r)}
+    )
+    if not wanted_rules:
+        return _ordered(found)
+    wanted_units = sorted({u for r, u in pairs if r in wanted_rules})
     conditions, behaviors, vectors = embed(
         [rules[r].habit for r in wanted_rules], [units[u] for u in wanted_units]
     )
@@ -227,34 +387,27 @@ def review(
     unit_row = {u: i for i, u in enumerate(wanted_units)}
     for r in wanted_rules:
         rule = rules[r]
+        mine = [u for rr, u in pairs if rr == r]
         cond_cos = vectors @ conditions[rule_row[r]]
         beh_cos = vectors @ behaviors[rule_row[r]]
         triggers = [
             u
-            for rr, u in pairs
-            if rr == r and rule.candidate(units[u]) and cond_cos[unit_row[u]] >= TRIGGER_COS
+            for u in mine
+            if rule.candidate(units[u]) and (not rule.ambiguous or cond_cos[unit_row[u]] >= TRIGGER_COS)
         ]
         if not triggers:
             continue
         trigger = max(triggers, key=lambda u: float(cond_cos[unit_row[u]]))
-        if rule.habit.polarity > 0:
-            embedded = [
-                units[u]
-                for u in wanted_units
-                if units[u].role != "user" and beh_cos[unit_row[u]] >= EVIDENCE_COS
-            ]
-            if embedded or rule.evidence(units):
-                continue
+        broken = [u for u in mine if rule.violates(units[u], float(beh_cos[unit_row[u]]))]
+        if broken:
+            worst = max(broken, key=lambda u: (rule.violation_words(units[u]), float(beh_cos[unit_row[u]])))
+            found.append(_habit_note(rule, units[trigger], units[worst], float(beh_cos[unit_row[worst]])))
+            continue
+        if not rule.absence_checked:
+            continue
+        close = any(units[u].role != "user" and beh_cos[unit_row[u]] >= EVIDENCE_COS for u in wanted_units)
+        if not close and not rule.evidence(units):
             found.append(_habit_note(rule, units[trigger], None, float(cond_cos[unit_row[trigger]])))
-        else:
-            broken = [
-                u
-                for rr, u in pairs
-                if rr == r and rule.violation_words(units[u]) and beh_cos[unit_row[u]] >= VIOLATION_COS
-            ]
-            if broken:
-                worst = max(broken, key=lambda u: float(beh_cos[unit_row[u]]))
-                found.append(_habit_note(rule, units[trigger], units[worst], float(beh_cos[unit_row[worst]])))
     return _ordered(found)
 
 

@@ -21,6 +21,7 @@ import hashlib
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 SEVERITIES = ("nit", "concern", "blocker")
 RANK = {name: index for index, name in enumerate(SEVERITIES)}
@@ -107,24 +108,76 @@ def finding_hash(key: str) -> str:
     return hashlib.sha256(("review-finding:" + normalize(key)).encode("utf-8")).hexdigest()
 
 
+_SUFFIXES = ("ational", "ations", "ation", "ments", "ment", "ings", "ing", "edly", "ed", "ies", "es", "s")
+
+
+_IRREGULAR = {
+    "wrote": "write",
+    "written": "write",
+    "ran": "run",
+    "made": "make",
+    "built": "build",
+    "took": "take",
+    "taken": "take",
+    "chose": "choose",
+    "chosen": "choose",
+    "found": "find",
+    "got": "get",
+    "gotten": "get",
+    "kept": "keep",
+    "sent": "send",
+    "told": "tell",
+    "went": "go",
+    "gone": "go",
+    "broke": "break",
+    "broken": "break",
+    "began": "begin",
+    "begun": "begin",
+    "brought": "bring",
+    "bought": "buy",
+    "caught": "catch",
+    "thought": "think",
+    "saw": "see",
+    "seen": "see",
+    "gave": "give",
+    "given": "give",
+    "knew": "know",
+    "known": "know",
+    "shown": "show",
+    "led": "lead",
+    "left": "leave",
+    "lost": "lose",
+    "met": "meet",
+    "paid": "pay",
+    "spent": "spend",
+    "stood": "stand",
+    "understood": "understand",
+    "won": "win",
+    "threw": "throw",
+    "thrown": "throw",
+    "drew": "draw",
+    "drawn": "draw",
+    "fell": "fall",
+    "fallen": "fall",
+    "hid": "hide",
+    "hidden": "hide",
+    "rewrote": "rewrite",
+    "rewritten": "rewrite",
+    "rebuilt": "rebuild",
+    "reran": "rerun",
+}
+
+
+@lru_cache(maxsize=65_536)
 def stem(word: str) -> str:
-    """A crude English stemmer: enough to make "verified", "verifying" and "verifies" one token."""
-    for suffix in (
-        "ational",
-        "ations",
-        "ation",
-        "ments",
-        "ment",
-        "ings",
-        "ing",
-        "edly",
-        "ed",
-        "ies",
-        "es",
-        "s",
-    ):
+    """A crude English stemmer: enough to make "verified", "verifying" and "verifies" one token
+    (and "wrote" and "write": common irregular verbs are mapped first)."""
+    word = _IRREGULAR.get(word, word)
+    for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)] + ("i" if suffix == "ies" else "")
+            if suffix in ("ings", "ing", "edly", "ed") and word[-1] == word[-2] and word[-1] not in "lsz":
+                word = word[:-1]  # logging -> log, shipped -> ship
             break
     if word.endswith("y") and len(word) > 3:
         word = word[:-1] + "i"

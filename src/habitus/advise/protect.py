@@ -88,12 +88,13 @@ def _name_protected(name: str) -> bool:
 
 @dataclass
 class Policy:
-    """Protected paths for one review: built-ins plus extra paths, minus exact exceptions."""
+    """Protected paths for one review: built-ins plus extra paths, minus exact exceptions. Paths are
+    absolute, lexically normalised strings."""
 
-    cwd: Path
-    extra: list[Path] = field(default_factory=list)  # absolute, lexically normalised
-    exceptions: set[str] = field(default_factory=set)  # absolute, lexically normalised
-    home: Path = field(default_factory=Path.home)
+    cwd: str
+    extra: list[str] = field(default_factory=list)
+    exceptions: set[str] = field(default_factory=set)
+    home: str = field(default_factory=lambda: str(Path.home()))
 
     @classmethod
     def build(
@@ -105,37 +106,37 @@ class Policy:
         project_paths: Iterable[str] = (),
         exceptions: Iterable[str] = (),
     ) -> Policy:
-        base = Path(os.path.abspath(cwd or os.getcwd()))
+        base = os.path.abspath(cwd or os.getcwd())
         policy = cls(base)
         for raw in user_paths:
             policy.extra.append(policy._absolute(raw, base))
         for raw in project_paths:  # relative to the repository, where the project file lives
-            policy.extra.append(policy._absolute(raw, repo or base))
+            policy.extra.append(policy._absolute(raw, str(repo) if repo else base))
         policy.extra.extend(policy._absolute(p, base) for p in HOME_PATHS)
-        policy.exceptions = {str(policy._absolute(raw, base)) for raw in exceptions}
+        policy.exceptions = {policy._absolute(raw, base) for raw in exceptions}
         return policy
 
-    def _absolute(self, raw: str, base: Path) -> Path:
+    def _absolute(self, raw: str, base: str) -> str:
         text = raw.strip().strip("'\"")
         if text == "~" or text.startswith(("~/", "~\\")):
-            text = str(self.home) + text[1:]
-        return Path(os.path.normpath(os.path.join(base, text.replace("\\", "/"))))
+            text = self.home + text[1:]
+        return os.path.normpath(os.path.join(base, text.replace("\\", "/")))
 
     # -- checks ---------------------------------------------------------------------------------
 
-    def _forms(self, token: str) -> list[Path]:
+    def _forms(self, token: str) -> list[str]:
         lexical = self._absolute(token, self.cwd)
         forms = [lexical]
         try:
-            real = Path(os.path.realpath(lexical))
+            real = os.path.realpath(lexical)
         except (OSError, ValueError):
             return forms
         if real != lexical:
             forms.append(real)
         return forms
 
-    def _under_extra(self, path: Path) -> bool:
-        return any(path == root or root in path.parents for root in self.extra)
+    def _under_extra(self, path: str) -> bool:
+        return any(path == root or path.startswith(root.rstrip("/") + "/") for root in self.extra)
 
     def protected(self, token: str) -> bool:
         """Is this path (as written, normalised, or resolved through links) protected?"""
@@ -148,7 +149,7 @@ class Policy:
         for form in forms:
             if self._under_extra(form):
                 return True
-            if any(_name_protected(part) for part in form.parts[1:]):
+            if any(_name_protected(part) for part in form.split("/") if part):
                 builtin = True
         if builtin:
             # An exception exempts one exact target, and only when every form of it is that target.
@@ -161,7 +162,9 @@ class Policy:
             pieces += [p for p in re.split(r"[=:]", token) if p]
         for piece in pieces:
             # A bare word ("credentials" in prose) is a path only when such a file is here.
-            if (_looks_like_path(piece) or os.path.lexists(self.cwd / piece)) and self.protected(piece):
+            if (_looks_like_path(piece) or os.path.lexists(os.path.join(self.cwd, piece))) and self.protected(
+                piece
+            ):
                 return True
         return False
 

@@ -353,37 +353,28 @@ def take_pending(
     is created: without an up-to-date ledger there is nothing to deliver."""
     from habitus.advise import mutes
     from habitus.advise import policy as policymod
-    from habitus.habits.store import Ledger
     from habitus.state import config as configuration
 
     policy = policymod.load(configuration.load(root), cwd)
     if not policy.enabled:
         return [], {}
-    try:
-        ledger = Ledger.open_read(root, wait=wait)
-    except HabitusError as exc:
-        if exc.code == "schema_outdated":
+    with store.reading(root, wait=wait) as conn:
+        if conn is None:
             return [], {}
-        raise
-    if ledger is None:
-        return [], {}
-    with ledger:
-        pending = ledger.conn.execute(
+        pending = conn.execute(
             "SELECT COUNT(*) FROM advise_notes WHERE scope = ? AND status = 'pending'", (session,)
         ).fetchone()[0]
-        row = store.health(ledger.conn)
+        row = store.health(conn)
     if not pending:
         return [], row
     muted = mutes.load(root).ids
-    with Ledger.open(root, wait=wait) as writer, writer.tx():
-        taken = store.take_pending(writer.conn, session, muted=muted, max_age_hours=policy.pending_hours)
-        return taken, store.health(writer.conn)
+    with store.writing(root, wait=wait) as conn:
+        taken = store.take_pending(conn, session, muted=muted, max_age_hours=policy.pending_hours)
+        return taken, store.health(conn)
 
 
 def mark_pause_warned(root: StateRoot, *, wait: float) -> dict[str, Any]:
     """Remember that the pause warning was shown; returns the health row."""
-    from habitus.habits.store import Ledger
-
-    with Ledger.open(root, wait=wait) as ledger, ledger.tx():
-        ledger.conn.execute("UPDATE advise_health SET pause_warned = 1 WHERE id = 1")
-        return store.health(ledger.conn)
+    with store.writing(root, wait=wait) as conn:
+        conn.execute("UPDATE advise_health SET pause_warned = 1 WHERE id = 1")
+        return store.health(conn)

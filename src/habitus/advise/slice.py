@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 MAX_WINDOW_BYTES = 4 * 1024 * 1024  # at most this much transcript is read per review
 HEAD_BYTES = 512
 MAX_USER_CHARS = 4_000
-MAX_ASSISTANT_CHARS = 12_000
+MAX_ASSISTANT_CHARS = 24_000
 MIN_PIECE = 200
 WITHHELD = "[withheld: looked sensitive]"
 HEADERS = {False: "## Earlier in this turn (reviewed before; context only)\n", True: "## New work\n"}

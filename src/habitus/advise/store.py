@@ -8,16 +8,54 @@ note's text is kept only while it waits for delivery and is blanked once deliver
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from habitus.advise.notes import RANK, Delivered
+from habitus.errors import HabitusError
 from habitus.state.db import utc_now
+
+if TYPE_CHECKING:
+    from habitus.state.root import StateRoot
 
 RECENT_FINDINGS = 128  # mute IDs resolve against the findings delivered most recently
 PENDING_CAP = 3  # notes emitted at one prompt at most
 
 COUNTERS = ("reviews", "failures", "delivered", "suppressed", "muted", "dropped", "held", "expired")
+
+
+@contextmanager
+def reading(root: StateRoot, *, wait: float) -> Iterator[sqlite3.Connection | None]:
+    """A read-only ledger connection; None without an up-to-date ledger (nothing is created)."""
+    from habitus.state import ledger
+
+    try:
+        conn = ledger.store(root, wait=wait).open_read()
+    except HabitusError as exc:
+        if exc.code != "schema_outdated":
+            raise
+        conn = None
+    try:
+        yield conn
+    finally:
+        if conn is not None:
+            conn.close()
+
+
+@contextmanager
+def writing(root: StateRoot, *, wait: float) -> Iterator[sqlite3.Connection]:
+    """One write transaction on the ledger (created and migrated when needed)."""
+    from habitus.state import ledger
+
+    db = ledger.store(root, wait=wait)
+    conn = db.open_write()
+    try:
+        with db.write(conn):
+            yield conn
+    finally:
+        conn.close()
 
 
 @dataclass

@@ -162,15 +162,11 @@ def mute(ctx: click.Context, finding_id: str, root: StateRoot, wait: float, pret
     """
     root, wait, pretty = _state(ctx, root, wait, pretty)
     from habitus.advise import mutes, store
-    from habitus.habits.store import Ledger
 
     mutes.check_prefix(finding_id)
     mutes.load(root)  # a broken mutes file is refused before anything else
-    ledger = Ledger.open_read(root, wait=wait)
-    recent = []
-    if ledger is not None:
-        with ledger:
-            recent = store.recent_findings(ledger.conn)
+    with store.reading(root, wait=wait) as conn:
+        recent = store.recent_findings(conn) if conn is not None else []
     found = mutes.resolve(finding_id, recent, among="recent finding")
     changed = mutes.change(root, found["finding"], label=found["label"], wait=wait)
     io.write_result(_entry(found["finding"], found["label"], changed), pretty=pretty)
@@ -238,8 +234,7 @@ def resume(ctx: click.Context, root: StateRoot, wait: float, pretty: bool) -> No
     """
     root, wait, pretty = _state(ctx, root, wait, pretty)
     from habitus.advise import store
-    from habitus.habits.store import Ledger
 
-    with Ledger.open(root, wait=wait) as ledger, ledger.tx():
-        resumed = store.resume(ledger.conn)
+    with store.writing(root, wait=wait) as conn:
+        resumed = store.resume(conn)
     io.write_result({"resumed": resumed}, pretty=pretty)
