@@ -161,10 +161,12 @@ class Policy:
         if "=" in token or ":" in token:  # --env-file=.env, KEY=~/.aws/credentials, host:path
             pieces += [p for p in re.split(r"[=:]", token) if p]
         for piece in pieces:
-            # A bare word ("credentials" in prose) is a path only when such a file is here.
-            if (_looks_like_path(piece) or os.path.lexists(os.path.join(self.cwd, piece))) and self.protected(
-                piece
-            ):
+            # A bare word is a path when it names a file here, or is unmistakably a file name
+            # ("id_rsa", "keychain-db"); "credentials" in a sentence is a word.
+            if _looks_like_path(piece) or os.path.lexists(os.path.join(self.cwd, piece)):
+                if self.protected(piece):
+                    return True
+            elif not piece.isalpha() and _name_protected(piece):
                 return True
         return False
 

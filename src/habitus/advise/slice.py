@@ -200,13 +200,14 @@ def read_window(path: Path, fmt: str | None, cursor: Cursor) -> Window:
     if size - offset > MAX_WINDOW_BYTES:
         skipped = size - MAX_WINDOW_BYTES - offset
         offset = size - MAX_WINDOW_BYTES
-    context: list[Turn] = []
     turn_offset = offset if fresh else cursor.turn_offset
-    if not fresh and not skipped and turn_offset < offset:
-        start = max(turn_offset, offset - MAX_WINDOW_BYTES)
-        context = read_transcript(path, start_offset=start, max_bytes=offset - start, format=fmt).turns
     chunk = read_transcript(path, start_offset=offset, max_bytes=max(1, size - offset), format=fmt)
     new = chunk.turns
+    context: list[Turn] = []
+    if not fresh and not skipped and turn_offset < offset and new and new[0].continued:
+        # The review lands inside a turn: its earlier part (its prompt, the tools run so far) is context.
+        start = max(turn_offset, offset - MAX_WINDOW_BYTES)
+        context = read_transcript(path, start_offset=start, max_bytes=offset - start, format=fmt).turns
     prompted = [t for t in new if not t.continued]
     if prompted:
         turn_offset = prompted[-1].offset
