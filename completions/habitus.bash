@@ -33,6 +33,7 @@ _habitus() {
             "dedupe|list") node="dedupe list" ;;
             "dedupe|resolve") node="dedupe resolve" ;;
             "dedupe|scan") node="dedupe scan" ;;
+            "eval|advise") node="eval advise" ;;
             "habit|approve") node="habit approve" ;;
             "habit|archive") node="habit archive" ;;
             "habit|declare") node="habit declare" ;;
@@ -103,6 +104,10 @@ _habitus() {
         "dedupe resolve|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "dedupe scan|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "dedupe scan|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval advise|--cases") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval advise|--habits") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval advise|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval advise|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit approve|--checksum") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit approve|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit approve|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -247,7 +252,8 @@ _habitus() {
         "dedupe resolve") COMPREPLY=($(compgen -W "--action --checksum --help --keep --pretty --root --wait" -- "$cur")) ;;
         "dedupe scan") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "demo") COMPREPLY=($(compgen -W "--help --keep" -- "$cur")) ;;
-        "eval") COMPREPLY=($(compgen -W "--help" -- "$cur")) ;;
+        "eval") COMPREPLY=($(compgen -W "advise --help" -- "$cur")) ;;
+        "eval advise") COMPREPLY=($(compgen -W "--cases --habits --help --pretty --root --wait" -- "$cur")) ;;
         "habit") COMPREPLY=($(compgen -W "approve archive declare disable enable list recheck reject show --help" -- "$cur")) ;;
         "habit approve") COMPREPLY=($(compgen -W "--checksum --help --pretty --root --wait" -- "$cur")) ;;
         "habit archive") COMPREPLY=($(compgen -W "--checksum --help --pretty --root --wait" -- "$cur")) ;;

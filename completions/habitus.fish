@@ -57,6 +57,8 @@ function __habitus_node
                 set node 'dedupe resolve'
             case 'dedupe|scan'
                 set node 'dedupe scan'
+            case 'eval|advise'
+                set node 'eval advise'
             case 'habit|approve'
                 set node 'habit approve'
             case 'habit|archive'
@@ -224,7 +226,14 @@ complete -c habitus -n "test (__habitus_node) = 'dedupe scan'" -l root -r
 complete -c habitus -n "test (__habitus_node) = 'dedupe scan'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'demo'" -l help
 complete -c habitus -n "test (__habitus_node) = 'demo'" -l keep
+complete -c habitus -n "test (__habitus_node) = 'eval'" -a advise -d 'Measure the local advise reviewer: precision, recall, misses by category.'
 complete -c habitus -n "test (__habitus_node) = 'eval'" -l help
+complete -c habitus -n "test (__habitus_node) = 'eval advise'" -l cases -r
+complete -c habitus -n "test (__habitus_node) = 'eval advise'" -l habits -r
+complete -c habitus -n "test (__habitus_node) = 'eval advise'" -l help
+complete -c habitus -n "test (__habitus_node) = 'eval advise'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'eval advise'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'eval advise'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a approve -d 'Activate a candidate, exactly as you reviewed it.'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a archive -d 'Archive a habit: hidden, kept with its audit trail.'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a declare -d 'Create a habit from exact wording and activate it when nothing blocks it.'

@@ -454,7 +454,7 @@ DESTRUCTIVE: tuple[tuple[str, str, re.Pattern[str], re.Pattern[str]], ...] = tup
         (
             "remove_all",
             "removed a whole tree (rm -rf of /, ~, * or .)",
-            r"\brm\s+(?:-[a-z]*\s+)*-[a-z]*r[a-z]*\s+(?:-\S+\s+)*(?:/|~/?|\$home/?|\*|\./?\*?|\.\./?)(?=\s|$|;|&)",
+            r"\brm\s+(?:-[a-z]*\s+)*-[a-z]*r[a-z]*\s+(?:-\S+\s+)*(?:(?:/|~|\$home|\.{1,2})/?\*?|\*)(?=\s|$|;|&)",
             r"\brm -rf\b|delete (?:everything|all)|wipe",
         ),
         (

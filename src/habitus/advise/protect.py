@@ -26,6 +26,7 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 MARK = "[protected path]"
@@ -63,11 +64,15 @@ def _looks_like_path(token: str) -> bool:
     return "/" in token or "." in token or token.startswith("~") or "\\" in token
 
 
+_PATTERNS = re.compile("|".join(fnmatch.translate(p) for p in NAME_PATTERNS))
+
+
+@lru_cache(maxsize=16_384)
 def _name_protected(name: str) -> bool:
     lowered = name.lower()
     if lowered in NAMES or lowered.endswith(SUFFIXES):
         return True
-    if any(fnmatch.fnmatchcase(lowered, p) for p in NAME_PATTERNS):
+    if _PATTERNS.match(lowered):
         return True
     if _GLOB.search(lowered) and len(re.sub(r"[*?]|\[[^\]]*\]", "", lowered)) >= 2:
         # a glob that could expand to a protected name (`.en*`, `*.pem`); a bare `*` is not one
@@ -95,6 +100,7 @@ class Policy:
     extra: list[str] = field(default_factory=list)
     exceptions: set[str] = field(default_factory=set)
     home: str = field(default_factory=lambda: str(Path.home()))
+    _seen: dict[str, bool] = field(default_factory=dict, repr=False)  # token -> protected, per review
 
     @classmethod
     def build(
@@ -157,6 +163,12 @@ class Policy:
         return False
 
     def _token_protected(self, token: str) -> bool:
+        known = self._seen.get(token)
+        if known is None:
+            known = self._seen[token] = self._check_token(token)
+        return known
+
+    def _check_token(self, token: str) -> bool:
         pieces = [token]
         if "=" in token or ":" in token:  # --env-file=.env, KEY=~/.aws/credentials, host:path
             pieces += [p for p in re.split(r"[=:]", token) if p]

@@ -161,11 +161,8 @@ def run(
             project_paths=policy.project_paths,
             exceptions=policy.protected_exceptions,
         )
-        s = slicemod.Slice(skipped_bytes=skipped)
-        new_entries = slicemod.entries_of(new_turns, new=True, protection=protection, s=s)
-        context_entries = slicemod.entries_of(context_turns, new=False, protection=protection, s=s)
-        slicemod.bound(context_entries, new_entries, policy.max_slice_chars, s)
-        s.new_turns = sum(1 for t in new_turns if not t.continued) or (1 if new_entries else 0)
+        s = slicemod.build(context_turns, new_turns, policy.max_slice_chars, protection)
+        s.skipped_bytes = skipped
         outcome.slice = s.summary()
         if not s.has_new:
             outcome.reason = "no_new_work"

@@ -105,33 +105,37 @@ def _cap(text: str, limit: int, keep_tail: bool) -> str:
     return ("… " + text[-(limit - 2) :]) if keep_tail else (text[: limit - 2] + " …")
 
 
-def entries_of(turns: list[Turn], *, new: bool, protection: Protection, s: Slice) -> list[Entry]:
+def entries_of(turns: list[Turn], *, new: bool) -> list[Entry]:
+    """The raw entries of some turns (capped, not yet masked or redacted: see `build`)."""
     out: list[Entry] = []
     for turn in turns:
         if turn.user.strip() and not turn.continued:
-            out.append(Entry("user", _clean(_cap(turn.user, MAX_USER_CHARS, False), protection, s), new))
+            out.append(Entry("user", _cap(turn.user, MAX_USER_CHARS, False), new))
         for tool in turn.tools:
-            detail = tool.detail or ""
-            if detail and protection.touches(detail):
-                s.protected += 1
-                detail = MARK
-            elif detail:
-                detail = _clean(" ".join(detail.split()), protection, s)
-            out.append(Entry("tool", detail, new, tool.name, tool.status))
+            out.append(Entry("tool", " ".join((tool.detail or "").split()), new, tool.name, tool.status))
         if turn.assistant.strip():
-            text = _cap(turn.assistant.strip(), MAX_ASSISTANT_CHARS, True)
-            out.append(Entry("assistant", _clean(text, protection, s), new))
+            out.append(Entry("assistant", _cap(turn.assistant.strip(), MAX_ASSISTANT_CHARS, True), new))
     return out
 
 
-def _fill(group: list[Entry], room: int, s: Slice) -> tuple[list[Entry], int]:
-    """The newest entries of one group that fit in `room` characters (with its header), and the size."""
+def _cleaned(entry: Entry, protection: Protection, s: Slice) -> Entry:
+    if entry.role == "tool" and entry.text and protection.touches(entry.text):
+        s.protected += 1  # a tool call on a protected path is withheld whole
+        return Entry("tool", MARK, entry.new, entry.name, entry.status)
+    return Entry(entry.role, _clean(entry.text, protection, s), entry.new, entry.name, entry.status)
+
+
+def _fill(group: list[Entry], room: int, protection: Protection, s: Slice) -> tuple[list[Entry], int]:
+    """The newest entries of one group, cleaned, that fit in `room` characters (with its header), and
+    the size used. Entries are cleaned newest first and only while there is room, so a long turn costs
+    what fits, not what it holds."""
     if not group or room <= len(HEADERS[group[0].new]):
         s.truncated = s.truncated or bool(group)
         return [], 0
     left = room - len(HEADERS[group[0].new])
     chosen: list[Entry] = []
-    for entry in reversed(group):
+    for raw in reversed(group):
+        entry = _cleaned(raw, protection, s)
         size = len(entry.render())
         if size <= left:
             chosen.append(entry)
@@ -149,14 +153,20 @@ def _fill(group: list[Entry], room: int, s: Slice) -> tuple[list[Entry], int]:
     return list(reversed(chosen)), room - left
 
 
-def bound(context: list[Entry], new: list[Entry], budget: int, s: Slice) -> None:
-    """Keep the newest entries within `budget` rendered characters (headers included). New work comes
+def build(context: list[Turn], new: list[Turn], budget: int, protection: Protection) -> Slice:
+    """The slice of these turns within `budget` rendered characters (headers included). New work comes
     first, but up to a sixth of the budget stays for the earlier part of the turn when there is one."""
-    context_size = sum(len(e.render()) for e in context) + (len(HEADERS[False]) if context else 0)
+    s = Slice()
+    new_entries, context_entries = entries_of(new, new=True), entries_of(context, new=False)
+    context_size = sum(len(e.render()) for e in context_entries) + (
+        len(HEADERS[False]) if context_entries else 0
+    )
     reserve = min(context_size, budget // 6)
-    kept_new, used = _fill(new, budget - reserve, s)
-    kept_context, _ = _fill(context, budget - used, s)
+    kept_new, used = _fill(new_entries, budget - reserve, protection, s)
+    kept_context, _ = _fill(context_entries, budget - used, protection, s)
     s.entries = kept_context + kept_new
+    s.new_turns = sum(1 for t in new if not t.continued) or (1 if kept_new else 0)
+    return s
 
 
 # -- reading a transcript from the cursor ------------------------------------------------------------

@@ -10,7 +10,12 @@ import importlib
 import click
 
 # name -> (module, one-line help); the help is repeated so `habitus eval --help` imports nothing.
-SUBCOMMANDS: dict[str, tuple[str, str]] = {}
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "advise": (
+        "habitus.commands.eval_advise",
+        "Measure the local advise reviewer: precision, recall, misses by category.",
+    ),
+}
 
 
 class LazyEvalGroup(click.Group):
