@@ -200,3 +200,97 @@ def test_a_corrupt_ledger_is_refused(state_root: Path) -> None:
     (state_root / "ledger.sqlite").write_bytes(b"not a database" * 100)
     done = run(["advise"], pair("x"))
     assert done.exit == 3 and done.error["code"] == "state_corrupt"
+
+
+def test_a_review_killed_before_its_commit_leaves_no_trace(tmp_path: Path, state_root: Path) -> None:
+    import signal
+
+    from conftest import run_process
+
+    enable(state_root)
+    declare(**RELEASE)
+    t = Transcript(tmp_path / "s.jsonl").prompt("release").say(CLAIM)
+    killed = run_process(
+        ["advise", "--transcript", str(t.path)], env={"HABITUS_TEST_FAULT": "advise_commit:kill"}
+    )
+    assert killed.exit == -signal.SIGKILL and killed.stdout == b""
+    status = run(["status"]).result["advise"]
+    assert status["reviews"] == 0 and status["notes"]["delivered"] == 0
+    retry = run_process(["advise", "--transcript", str(t.path)])
+    assert retry.exit == 0 and retry.result["note"]["severity"] == "concern"  # the same work, reviewed once
+    assert run(["status"]).result["advise"]["notes"]["delivered"] == 1
+
+
+def test_two_reviews_of_one_session_at_once_record_one(
+    tmp_path: Path, state_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cursor is compare-and-swapped: a review that finishes second, over the same work, records nothing."""
+    from habitus.advise import local
+    from habitus.advise import review as reviewmod
+    from habitus.state.root import StateRoot
+
+    enable(state_root)
+    declare(**RELEASE)
+    t = Transcript(tmp_path / "s.jsonl").prompt("release").say(CLAIM)
+    root = StateRoot(state_root)
+    source = reviewmod.Source("s", path=t.path, fmt="claude-code")
+    real = local.review
+    inner: list[reviewmod.Outcome] = []
+    started = []
+
+    def racing(*args: object, **kwargs: object) -> object:
+        if not started:  # while this review runs its reviewers, another one finishes the same work
+            started.append(True)
+            inner.append(reviewmod.run(root, source, wait=5, route=lambda _: "result"))
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(local, "review", racing)
+    outer = reviewmod.run(root, source, wait=5, route=lambda _: "result")
+    assert inner[0].reviewed and inner[0].note is not None
+    assert outer.reviewed is False and outer.reason == "concurrent" and outer.note is None
+    status = run(["status"]).result["advise"]
+    assert status["reviews"] == 1 and status["notes"]["delivered"] == 1
+
+
+def test_a_huge_backlog_is_read_from_its_end_only(tmp_path: Path, state_root: Path) -> None:
+    enable(state_root)
+    t = Transcript(tmp_path / "big.jsonl")
+    filler = "lorem ipsum dolor sit amet " * 400
+    for n in range(500):
+        t.prompt(f"chunk {n}").say(filler)
+    t.prompt("the last request").say("The last answer.")
+    assert t.path.stat().st_size > 5 * 1024 * 1024
+    result = review({}, "--transcript", str(t.path))
+    assert result["reviewed"] and result["slice"]["skipped_bytes"] > 0
+    assert result["slice"]["chars"] <= 24_000 and result["slice"]["truncated"]
+
+
+def test_the_hook_path_stays_light(state_root: Path) -> None:
+    """A prompt hook with nothing waiting loads no heavy module; nor does any hook while advise is off."""
+    import subprocess
+    import sys
+
+    import orjson
+
+    probe = (
+        "import sys\n"
+        "sys.argv = ['habitus', 'advise', '--harness', 'claude-code']\n"
+        "from habitus.launcher import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = {'numpy', 'onnxruntime', 'tokenizers', 'jsonschema', 'tomlkit', 'fasteners'}\n"
+        "sys.stderr.write('HEAVY=' + ','.join(sorted({m.split('.')[0] for m in sys.modules} & heavy)))\n"
+    )
+
+    def loaded(event: dict[str, object]) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", probe], input=orjson.dumps(event), capture_output=True, timeout=60
+        )
+        assert done.stdout == b""
+        return done.stderr.decode().rsplit("HEAVY=", 1)[1]
+
+    stop = {"hook_event_name": "Stop", "session_id": "l", "last_assistant_message": "Done."}
+    assert loaded(stop) == ""
+    enable(state_root)
+    review(pair("warm up", session="l"))
+    assert loaded({"hook_event_name": "UserPromptSubmit", "session_id": "l", "prompt": "hi"}) == ""
+    assert loaded(stop) == ""  # no habits: a review without the embedding model
