@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 from harness import HABITUS, REPO, Row, median_ms, temp_root, time_command
@@ -38,45 +39,16 @@ def _habits() -> list[dict[str, object]]:
 
 
 def _seed(root: Path) -> None:
-    """Approved, active habits written through the production row sealing, and advise enabled."""
+    """100 approved habits (the production row sealing, via tests/habit_seed.py) and advise enabled."""
     os.environ["HABITUS_HOME"] = str(root)
-    from habitus.habits import rows
-    from habitus.habits.law import load as load_law
-    from habitus.habits.store import Ledger
-    from habitus.habits.wording import wording_checksum
+    sys.path.insert(0, str(REPO / "tests"))
+    from habit_seed import seed_habits
     from habitus.state import config
-    from habitus.state.db import utc_now
     from habitus.state.root import StateRoot
 
     state = StateRoot.at(root)
     config.set_value(state, "advise.enabled", True, wait=5)
-    law = load_law(state)
-    with Ledger.open(state, wait=5) as ledger, ledger.tx():
-        for i, habit in enumerate(_habits()):
-            wording = wording_checksum(habit["condition"], habit["behavior"], habit["polarity"])
-            now = utc_now()
-            rows.insert(
-                ledger.conn,
-                "habits",
-                {
-                    "id": f"h-{i:012x}",
-                    "condition": habit["condition"],
-                    "behavior": habit["behavior"],
-                    "polarity": habit["polarity"],
-                    "confidence_bp": 8000,
-                    "status": "active",
-                    "origin": "declared",
-                    "candidate_key": None,
-                    "wording": wording,
-                    "approved_wording": wording,
-                    "approved_at": now,
-                    "law": law.fingerprint,
-                    "law_findings": "[]",
-                    "reason": None,
-                    "created_at": now,
-                    "updated_at": now,
-                },
-            )
+    seed_habits(state, _habits())
 
 
 def slice_request(chars: int = 24_000) -> bytes:

@@ -20,6 +20,26 @@ RELEASE = {
 }
 CLAIM = "I bumped the version to 1.4.0 and all 312 tests pass. The release is ready to ship."
 VERIFIED = "I built the wheel, installed it in a clean venv and ran it. The release is ready to ship."
+# How a model reviewer might word one finding again and again (all >= 0.68 SimHash-similar to the first).
+PARAPHRASES = [
+    "You called the release ready without verifying the packed artifact; build the wheel, install it in a "
+    "clean venv and run it first.",
+    "The release was declared ready, but the packed artifact was never verified: build it, install it into a "
+    "clean virtualenv and run it.",
+    "Release called ready before the built artifact was verified. Install the packed wheel in a fresh "
+    "environment and run it before shipping.",
+    "You said the release is ready, yet nobody verified the packed artifact. Build, install in a clean env, run.",
+    "Calling the release ready is premature: the packed artifact has not been verified (build it, install it "
+    "cleanly, run it).",
+    "The packed artifact was not verified before you called the release ready; please build and install it in "
+    "a clean environment and run it.",
+    "Before calling this release ready, verify the packed artifact: build the package, install it in a clean "
+    "venv, run the CLI.",
+    "Unverified artifact: the release is called ready but the packed wheel was never installed and run in a "
+    "clean environment.",
+    "You marked the release ready. The packed artifact still needs verifying: build it, install it in a clean "
+    "environment, run it.",
+]
 
 
 def setting(root: Path, key: str, value: Any) -> None:

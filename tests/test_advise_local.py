@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from advise_helpers import CASES, CATALOG, catalog, enable
 from conftest import SHARED, needs_shared, run
+from habit_seed import seed_habits
 from habitus.advise import review
 from habitus.state.root import StateRoot
 
@@ -35,28 +35,6 @@ def test_eval_refuses_a_malformed_case_file(tmp_path: Path) -> None:
     bad.write_text('{"id": "x", "expected": "habit:h1", "entries": []}\n')
     done = run(["eval", "advise", "--cases", str(bad), "--habits", str(CATALOG)])
     assert done.exit == 2 and done.error["code"] == "bad_request"
-
-
-def seed(root: StateRoot, habits: list[dict[str, Any]]) -> None:
-    """Approved, active habits through the production row sealing, then their vectors (recheck)."""
-    from habitus.habits import rows
-    from habitus.habits.law import load as load_law
-    from habitus.habits.store import Ledger
-    from habitus.habits.wording import wording_checksum
-    from habitus.state.db import utc_now
-
-    law = load_law(root)
-    with Ledger.open(root, wait=5) as ledger, ledger.tx():
-        for i, h in enumerate(habits):
-            wording = wording_checksum(h["condition"], h["behavior"], h["polarity"])
-            now = utc_now()
-            rows.insert(ledger.conn, "habits", {
-                "id": f"h-{i:012x}", "condition": h["condition"], "behavior": h["behavior"],
-                "polarity": h["polarity"], "confidence_bp": 8000, "status": "active", "origin": "declared",
-                "candidate_key": None, "wording": wording, "approved_wording": wording, "approved_at": now,
-                "law": law.fingerprint, "law_findings": "[]", "reason": None, "created_at": now, "updated_at": now,
-            })  # fmt: skip
-    assert run(["habit", "recheck"]).exit == 0
 
 
 def hook_points(path: Path, fmt: str, *, tools: bool) -> list[int]:
@@ -100,7 +78,8 @@ def test_real_sessions_replayed_through_hooks_raise_nothing(tmp_path: Path, stat
     note would be a false positive."""
     enable(state_root)
     root = StateRoot(state_root)
-    seed(root, catalog())
+    seed_habits(root, catalog())
+    assert run(["habit", "recheck"]).exit == 0
     reviews, notes = 0, []
     for name, fmt, tools, every in REAL:
         source = SHARED / "fixtures" / "transcripts" / name

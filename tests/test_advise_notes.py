@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from advise_helpers import PARAPHRASES
 from habitus.advise.notes import (
     Delivered,
     content_free,
@@ -43,18 +44,6 @@ def test_finding_hash_ignores_case_spacing_and_trailing_punctuation_outside_code
     # Code spans keep their case: `Foo` and `foo` may be different identifiers.
     assert finding_hash("rename `Foo`") != finding_hash("rename `foo`")
     assert normalize("Rename `Foo`  NOW.") == "rename `Foo` now"
-
-
-PARAPHRASES = [
-    "You called the release ready without verifying the packed artifact; build the wheel, install it in a "
-    "clean venv and run it first.",
-    "The release was declared ready, but the packed artifact was never verified: build it, install it into a "
-    "clean virtualenv and run it.",
-    "Release called ready before the built artifact was verified. Install the packed wheel in a fresh "
-    "environment and run it before shipping.",
-    "You marked the release ready. The packed artifact still needs verifying: build it, install it in a clean "
-    "environment, run it.",
-]
 
 
 def test_paraphrases_stay_similar_and_unrelated_notes_do_not() -> None:

@@ -8,29 +8,10 @@ from typing import Any
 
 import pytest
 
-from advise_helpers import enable, pair, review, setting
+from advise_helpers import PARAPHRASES, enable, pair, review, setting
 from conftest import run
 from model_doubles import INJECTIONS, ModelServer, Reply, configure
 
-PARAPHRASES = [
-    "You called the release ready without verifying the packed artifact; build the wheel, install it in a "
-    "clean venv and run it first.",
-    "The release was declared ready, but the packed artifact was never verified: build it, install it into a "
-    "clean virtualenv and run it.",
-    "Release called ready before the built artifact was verified. Install the packed wheel in a fresh "
-    "environment and run it before shipping.",
-    "You said the release is ready, yet nobody verified the packed artifact. Build, install in a clean env, run.",
-    "Calling the release ready is premature: the packed artifact has not been verified (build it, install it "
-    "cleanly, run it).",
-    "The packed artifact was not verified before you called the release ready; please build and install it in "
-    "a clean environment and run it.",
-    "Before calling this release ready, verify the packed artifact: build the package, install it in a clean "
-    "venv, run the CLI.",
-    "Unverified artifact: the release is called ready but the packed wheel was never installed and run in a "
-    "clean environment.",
-    "You marked the release ready. The packed artifact still needs verifying: build it, install it in a clean "
-    "environment, run it.",
-]
 KEYS = ["Release not verified", "release not verified.", "RELEASE NOT VERIFIED", "  release   not verified "]
 EMPTY = ["Looks good.", "No issue; continue.", "Done.", "Stop."]
 REVIEWS = 300

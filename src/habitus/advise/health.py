@@ -13,21 +13,13 @@ def report(root: StateRoot, *, wait: float) -> dict[str, Any]:
     Never creates or migrates anything."""
     from habitus.advise import mutes, store
     from habitus.advise.review import public_health
-    from habitus.state import ledger
 
     out: dict[str, Any] = {"reviews": None, "mutes": _mutes(root, mutes)}
-    db = ledger.store(root, wait=wait)
-    version = db.inspect()
-    if version is None or version < db.current_version:
-        return out
-    conn = db.open_read()
-    if conn is None:
-        return out
-    try:
+    with store.reading(root, wait=wait) as conn:
+        if conn is None:
+            return out
         row = store.health(conn)
         pending = store.pending_count(conn)
-    finally:
-        conn.close()
     out.update(
         {
             "reviews": row["reviews"],

@@ -435,64 +435,65 @@ def _habit_note(rule: Rule, trigger: Unit, violation: Unit | None, score: float)
 
 # -- the law ------------------------------------------------------------------------------------------
 
-DESTRUCTIVE: tuple[tuple[str, str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
-    (name, what, re.compile(pattern), re.compile(asked))
-    for name, what, pattern, asked in (
-        (
-            "force_push",
-            "force-pushed",
-            r"\bgit\s+push\b[^\n|;&]*?\s(?:--force(?![-\w])|-f\b|\+\w)",
-            r"force[- ]?push|--force|push -f",
-        ),
-        (
-            "reset_hard",
-            "ran git reset --hard",
-            r"\bgit\s+reset\s+[^\n|;&]*--hard\b",
-            r"reset --hard|hard reset|discard",
-        ),
-        ("clean_force", "ran git clean -f", r"\bgit\s+clean\s+-[a-z]*f", r"git clean|discard|untracked"),
-        (
-            "remove_all",
-            "removed a whole tree (rm -rf of /, ~, * or .)",
-            r"\brm\s+(?:-[a-z]*\s+)*-[a-z]*r[a-z]*\s+(?:-\S+\s+)*(?:(?:/|~|\$home|\.{1,2})/?\*?|\*)(?=\s|$|;|&)",
-            r"\brm -rf\b|delete (?:everything|all)|wipe",
-        ),
-        (
-            "drop_data",
-            "dropped or truncated database data",
-            r"\b(?:drop\s+(?:table|database|schema)|truncate\s+table)\b",
-            r"\bdrop\b|\btruncate\b",
-        ),
-        (
-            "wipe_device",
-            "wrote to a device or made a file system",
-            r"\bmkfs(?:\.\w+)?\b|\bdd\s+[^\n]*\bof=/dev/",
-            r"mkfs|\bdd\b|format",
-        ),
-        (
-            "chmod_777",
-            "made files world-writable",
-            r"\bchmod\s+(?:-[a-z]*r[a-z]*\s+)777\b",
-            r"777|world[- ]writable",
-        ),
-    )
+LawRule = tuple[str, str, re.Pattern[str], re.Pattern[str]]  # name, what was done, pattern, user asked
+
+
+def _rules(*specs: tuple[str, str, str, str]) -> tuple[LawRule, ...]:
+    return tuple((name, what, re.compile(pattern), re.compile(asked)) for name, what, pattern, asked in specs)
+
+
+DESTRUCTIVE = _rules(
+    (
+        "force_push",
+        "force-pushed",
+        r"\bgit\s+push\b[^\n|;&]*?\s(?:--force(?![-\w])|-f\b|\+\w)",
+        r"force[- ]?push|--force|push -f",
+    ),
+    (
+        "reset_hard",
+        "ran git reset --hard",
+        r"\bgit\s+reset\s+[^\n|;&]*--hard\b",
+        r"reset --hard|hard reset|discard",
+    ),
+    ("clean_force", "ran git clean -f", r"\bgit\s+clean\s+-[a-z]*f", r"git clean|discard|untracked"),
+    (
+        "remove_all",
+        "removed a whole tree (rm -rf of /, ~, * or .)",
+        r"\brm\s+(?:-[a-z]*\s+)*-[a-z]*r[a-z]*\s+(?:-\S+\s+)*(?:(?:/|~|\$home|\.{1,2})/?\*?|\*)(?=\s|$|;|&)",
+        r"\brm -rf\b|delete (?:everything|all)|wipe",
+    ),
+    (
+        "drop_data",
+        "dropped or truncated database data",
+        r"\b(?:drop\s+(?:table|database|schema)|truncate\s+table)\b",
+        r"\bdrop\b|\btruncate\b",
+    ),
+    (
+        "wipe_device",
+        "wrote to a device or made a file system",
+        r"\bmkfs(?:\.\w+)?\b|\bdd\s+[^\n]*\bof=/dev/",
+        r"mkfs|\bdd\b|format",
+    ),
+    (
+        "chmod_777",
+        "made files world-writable",
+        r"\bchmod\s+(?:-[a-z]*r[a-z]*\s+)777\b",
+        r"777|world[- ]writable",
+    ),
 )
-DISABLED_CHECKS: tuple[tuple[str, str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
-    (name, what, re.compile(pattern), re.compile(asked))
-    for name, what, pattern, asked in (
-        (
-            "no_verify",
-            "skipped the git hooks with --no-verify",
-            r"--no-verify\b",
-            r"no-verify|skip (?:the )?hooks?",
-        ),
-        (
-            "skipped_tests",
-            "marked tests to be skipped",
-            r"@pytest\.mark\.(?:skip|xfail)\b|@unittest\.skip|\b(?:it|test|describe)\.skip\(|\bx(?:it|describe)\(",
-            r"\bskip\w*|\bxfail|disable",
-        ),
-    )
+DISABLED_CHECKS = _rules(
+    (
+        "no_verify",
+        "skipped the git hooks with --no-verify",
+        r"--no-verify\b",
+        r"no-verify|skip (?:the )?hooks?",
+    ),
+    (
+        "skipped_tests",
+        "marked tests to be skipped",
+        r"@pytest\.mark\.(?:skip|xfail)\b|@unittest\.skip|\b(?:it|test|describe)\.skip\(|\bx(?:it|describe)\(",
+        r"\bskip\w*|\bxfail|disable",
+    ),
 )
 
 
