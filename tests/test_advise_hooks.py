@@ -200,3 +200,34 @@ def test_three_failed_reviews_pause_advise_with_one_visible_warning(tmp_path: Pa
     setting(state_root, "advise.model", "")
     assert review({"user": "x", "assistant": "y", "session": "z"})["reviewed"] is True
     assert run(["status"]).result["advise"]["paused"] is None
+
+
+def test_a_pause_from_other_reviews_is_shown_once_at_the_next_prompt(state_root: Path) -> None:
+    enable(state_root, model="m")
+    with ModelServer([Reply.answer("openai", "not json at all")]) as server:
+        configure(state_root, "m", kind="openai", url=server.url("/v1"), model="test")
+        for n in range(3):
+            result = review({"user": "x", "assistant": f"work {n}", "session": "cron"})
+    assert result["warnings"][-1]["code"] == "advise_paused"  # a non-hook result says so every time
+    first = claude(hook("UserPromptSubmit", prompt="hello"))
+    assert set(first) == {"systemMessage"} and "habitus advise resume" in first["systemMessage"]
+    assert claude(hook("UserPromptSubmit", prompt="again")) is None
+
+
+def test_a_waiting_note_expires(tmp_path: Path, state_root: Path) -> None:
+    import sqlite3
+
+    enable(state_root, pending_hours=1)
+    declare(**RELEASE)
+    t = Transcript(tmp_path / "s.jsonl").prompt("release it").say(CLAIM)
+    assert claude(hook("Stop", t)) is None
+    conn = sqlite3.connect(state_root / "ledger.sqlite")
+    conn.execute("UPDATE advise_notes SET created_at = '2020-01-01T00:00:00.000Z'")
+    conn.commit()
+    conn.close()
+    assert claude(hook("UserPromptSubmit", t, prompt="much later")) is None
+    notes = run(["status"]).result["advise"]["notes"]
+    assert notes["expired"] == 1 and notes["pending"] == 0
+    conn = sqlite3.connect(state_root / "ledger.sqlite")
+    assert conn.execute("SELECT status, note FROM advise_notes").fetchall() == [("expired", "")]
+    conn.close()
