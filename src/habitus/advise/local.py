@@ -419,7 +419,7 @@ def _ordered(found: list[Candidate]) -> list[Candidate]:
 
 def _habit_note(rule: Rule, trigger: Unit, violation: Unit | None, score: float) -> Candidate:
     habit = rule.habit
-    head = f'Approved habit {habit.id}: "{habit.condition}" -> "{habit.behavior}"'
+    head = f"Approved habit {habit.id}: {habit.condition.rstrip('.')}: {habit.behavior.rstrip('.')}"
     if violation is None:
         body = f'The new work matches the condition ("{_excerpt(trigger.text)}") but shows no sign of the behaviour.'
     else:
