@@ -231,3 +231,13 @@ def test_a_waiting_note_expires(tmp_path: Path, state_root: Path) -> None:
     conn = sqlite3.connect(state_root / "ledger.sqlite")
     assert conn.execute("SELECT status, note FROM advise_notes").fetchall() == [("expired", "")]
     conn.close()
+
+
+def test_a_missing_transcript_falls_back_to_the_last_message(tmp_path: Path, state_root: Path) -> None:
+    enable(state_root)
+    event = hook(
+        "Stop", last_assistant_message="Rebased and pushed.", transcript_path=str(tmp_path / "gone.jsonl")
+    )
+    assert claude(event) is None
+    assert run(["status"]).result["advise"]["reviews"] == 1
+    assert not (state_root / "errors.jsonl").exists()

@@ -45,7 +45,8 @@ def session_of(event: HookEvent) -> str:
 
 
 def source_of(event: HookEvent) -> Source | None:
-    """What a review event covers, or None when it carries no work to review."""
+    """What a review event covers, or None when it carries no work to review. A transcript that is not
+    there (yet) leaves the event's own text (the last assistant message) to review."""
     from habitus.advise.review import Source
     from habitus.advise.slice import source_id
     from habitus.harness.transcripts import Turn, turns_from_pi_messages
@@ -60,7 +61,7 @@ def source_of(event: HookEvent) -> Source | None:
         path = agent_path if isinstance(agent_path, str) and agent_path else None
         agent = event.raw.get("agent_id")
         scope = f"{session}:agent:{agent if isinstance(agent, str) and agent else source_id(path or session)}"
-    if path and event.harness in ("claude-code", "codex", "pi"):
+    if path and event.harness in ("claude-code", "codex", "pi") and Path(path).is_file():
         fmt = "claude-code" if event.harness == "claude-code" else event.harness
         return Source(
             session,
