@@ -22,6 +22,10 @@ _habitus() {
             "|select") node="select" ;;
             "|status") node="status" ;;
             "|verify") node="verify" ;;
+            "advise|mute") node="advise mute" ;;
+            "advise|mutes") node="advise mutes" ;;
+            "advise|resume") node="advise resume" ;;
+            "advise|unmute") node="advise unmute" ;;
             "config|describe") node="config describe" ;;
             "config|get") node="config get" ;;
             "config|set") node="config set" ;;
@@ -30,6 +34,7 @@ _habitus() {
             "dedupe|list") node="dedupe list" ;;
             "dedupe|resolve") node="dedupe resolve" ;;
             "dedupe|scan") node="dedupe scan" ;;
+            "eval|advise") node="eval advise" ;;
             "eval|analyze") node="eval analyze" ;;
             "eval|select") node="eval select" ;;
             "habit|approve") node="habit approve" ;;
@@ -66,7 +71,19 @@ _habitus() {
         esac
     done
     case "$node|$prev" in
+        "advise|--format") COMPREPLY=($(compgen -W "auto claude-code pi codex" -- "$cur")); return ;;
         "advise|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
+        "advise|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "advise|--transcript") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "advise|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "advise mute|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "advise mute|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "advise mutes|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "advise mutes|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "advise resume|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "advise resume|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "advise unmute|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "advise unmute|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "analyze|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "analyze|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "backup|--out") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -94,6 +111,10 @@ _habitus() {
         "dedupe resolve|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "dedupe scan|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "dedupe scan|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval advise|--cases") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval advise|--habits") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval advise|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval advise|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "eval analyze|--conversation") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "eval analyze|--labels") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "eval select|--part") COMPREPLY=($(compgen -W "all fit holdout" -- "$cur")); return ;;
@@ -239,7 +260,11 @@ _habitus() {
     esac
     case "$node" in
         "") COMPREPLY=($(compgen -W "advise analyze backup capture config dedupe demo eval habit memory model restore schedule select status verify --help --version -V" -- "$cur")) ;;
-        "advise") COMPREPLY=($(compgen -W "--harness --help" -- "$cur")) ;;
+        "advise") COMPREPLY=($(compgen -W "mute mutes resume unmute --format --harness --help --pretty --root --transcript --wait" -- "$cur")) ;;
+        "advise mute") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
+        "advise mutes") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
+        "advise resume") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
+        "advise unmute") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "analyze") COMPREPLY=($(compgen -W "--dry-run --help --pretty --root --wait" -- "$cur")) ;;
         "backup") COMPREPLY=($(compgen -W "--help --out --pretty --root --wait" -- "$cur")) ;;
         "capture") COMPREPLY=($(compgen -W "--format --harness --help --nl --pretty --root --transcript --wait" -- "$cur")) ;;
@@ -254,7 +279,8 @@ _habitus() {
         "dedupe resolve") COMPREPLY=($(compgen -W "--action --checksum --help --keep --pretty --root --wait" -- "$cur")) ;;
         "dedupe scan") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "demo") COMPREPLY=($(compgen -W "--help --keep" -- "$cur")) ;;
-        "eval") COMPREPLY=($(compgen -W "analyze select --help" -- "$cur")) ;;
+        "eval") COMPREPLY=($(compgen -W "advise analyze select --help" -- "$cur")) ;;
+        "eval advise") COMPREPLY=($(compgen -W "--cases --habits --help --pretty --root --wait" -- "$cur")) ;;
         "eval analyze") COMPREPLY=($(compgen -W "--conversation --help --labels --pretty" -- "$cur")) ;;
         "eval select") COMPREPLY=($(compgen -W "--cases --habits --help --judge --part --pretty --root --wait" -- "$cur")) ;;
         "habit") COMPREPLY=($(compgen -W "approve archive declare disable enable list recheck reject show --help" -- "$cur")) ;;

@@ -35,6 +35,14 @@ function __habitus_node
                 set node 'status'
             case '|verify'
                 set node 'verify'
+            case 'advise|mute'
+                set node 'advise mute'
+            case 'advise|mutes'
+                set node 'advise mutes'
+            case 'advise|resume'
+                set node 'advise resume'
+            case 'advise|unmute'
+                set node 'advise unmute'
             case 'config|describe'
                 set node 'config describe'
             case 'config|get'
@@ -51,6 +59,8 @@ function __habitus_node
                 set node 'dedupe resolve'
             case 'dedupe|scan'
                 set node 'dedupe scan'
+            case 'eval|advise'
+                set node 'eval advise'
             case 'eval|analyze'
                 set node 'eval analyze'
             case 'eval|select'
@@ -140,8 +150,33 @@ complete -c habitus -n "test (__habitus_node) = ''" -a status -d 'Report the sta
 complete -c habitus -n "test (__habitus_node) = ''" -a verify -d 'Check the state root\'s stores, files and permissions (report only).'
 complete -c habitus -n "test (__habitus_node) = ''" -l help
 complete -c habitus -n "test (__habitus_node) = ''" -l version
+complete -c habitus -n "test (__habitus_node) = 'advise'" -a mute -d 'Never deliver this finding again.'
+complete -c habitus -n "test (__habitus_node) = 'advise'" -a mutes -d 'List the muted findings.'
+complete -c habitus -n "test (__habitus_node) = 'advise'" -a resume -d 'Resume reviews after advise paused itself.'
+complete -c habitus -n "test (__habitus_node) = 'advise'" -a unmute -d 'Deliver this finding again when a review finds it.'
+complete -c habitus -n "test (__habitus_node) = 'advise'" -l format -x -a 'auto claude-code pi codex'
 complete -c habitus -n "test (__habitus_node) = 'advise'" -l harness -x -a 'claude-code codex gemini pi generic'
 complete -c habitus -n "test (__habitus_node) = 'advise'" -l help
+complete -c habitus -n "test (__habitus_node) = 'advise'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'advise'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'advise'" -l transcript -r
+complete -c habitus -n "test (__habitus_node) = 'advise'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'advise mute'" -l help
+complete -c habitus -n "test (__habitus_node) = 'advise mute'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'advise mute'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'advise mute'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'advise mutes'" -l help
+complete -c habitus -n "test (__habitus_node) = 'advise mutes'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'advise mutes'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'advise mutes'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'advise resume'" -l help
+complete -c habitus -n "test (__habitus_node) = 'advise resume'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'advise resume'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'advise resume'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'advise unmute'" -l help
+complete -c habitus -n "test (__habitus_node) = 'advise unmute'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'advise unmute'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'advise unmute'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'analyze'" -l dry-run
 complete -c habitus -n "test (__habitus_node) = 'analyze'" -l help
 complete -c habitus -n "test (__habitus_node) = 'analyze'" -l pretty
@@ -206,9 +241,16 @@ complete -c habitus -n "test (__habitus_node) = 'dedupe scan'" -l root -r
 complete -c habitus -n "test (__habitus_node) = 'dedupe scan'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'demo'" -l help
 complete -c habitus -n "test (__habitus_node) = 'demo'" -l keep
+complete -c habitus -n "test (__habitus_node) = 'eval'" -a advise -d 'Measure the local advise reviewer: precision, recall, misses by category.'
 complete -c habitus -n "test (__habitus_node) = 'eval'" -a analyze -d 'Measure the local analyzer on labelled conversations.'
 complete -c habitus -n "test (__habitus_node) = 'eval'" -a select -d 'Measure the select judge: precision, recall, confusion by category.'
 complete -c habitus -n "test (__habitus_node) = 'eval'" -l help
+complete -c habitus -n "test (__habitus_node) = 'eval advise'" -l cases -r
+complete -c habitus -n "test (__habitus_node) = 'eval advise'" -l habits -r
+complete -c habitus -n "test (__habitus_node) = 'eval advise'" -l help
+complete -c habitus -n "test (__habitus_node) = 'eval advise'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'eval advise'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'eval advise'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'eval analyze'" -l conversation -r
 complete -c habitus -n "test (__habitus_node) = 'eval analyze'" -l help
 complete -c habitus -n "test (__habitus_node) = 'eval analyze'" -l labels -r

@@ -42,7 +42,11 @@ def make_state(root: Path, tag: str, *, rows: int = 5, law: bool = True, mutes: 
     files.atomic_write(root / "config.toml", f"# state {tag}\n[capture]\nenabled = true\n".encode())
     for name, wanted, data in (
         ("law.md", law, f"Never push to main ({tag}).\n".encode()),
-        ("mutes.json", mutes, orjson.dumps({"muted": [tag]})),
+        (
+            "mutes.json",
+            mutes,
+            orjson.dumps({"version": 1, "mutes": [{"id": "ab" * 32, "label": tag, "at": ""}]}),
+        ),
     ):
         if wanted:
             files.atomic_write(root / name, data)

@@ -18,7 +18,7 @@ from habitus.errors import HabitusError
 # name -> (module[:attribute], one-line help). The help is repeated here so that `habitus --help`
 # need not import every command; a test checks it matches each command's own first line.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "advise": ("habitus.commands.stubs:advise", "Review recent agent work and deliver at most one note."),
+    "advise": ("habitus.commands.advise", "Review recent agent work and deliver at most one note."),
     "analyze": ("habitus.commands.analyze", "Propose candidate habits from unread observations."),
     "backup": ("habitus.commands.backup", "Write a consistent backup of the state root."),
     "capture": ("habitus.commands.capture", "Store hook events and transcripts as redacted observations."),

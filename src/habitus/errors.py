@@ -33,6 +33,7 @@ CODES: dict[str, tuple[Exit, str]] = {
         Exit.USAGE,
         "the text still looks like a secret after redaction; nothing was stored",
     ),
+    "ambiguous": (Exit.USAGE, "an ID prefix matches more than one record; the error lists the candidates"),
     "not_found": (Exit.FAILED, "the named record, file or id does not exist"),
     "io_error": (Exit.FAILED, "a file could not be read or written"),
     "not_implemented": (Exit.FAILED, "the command is not implemented yet"),

@@ -11,6 +11,10 @@ import click
 
 # name -> (module, one-line help); the help is repeated so `habitus eval --help` imports nothing.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "advise": (
+        "habitus.commands.eval_advise",
+        "Measure the local advise reviewer: precision, recall, misses by category.",
+    ),
     "analyze": ("habitus.commands.eval_analyze", "Measure the local analyzer on labelled conversations."),
     "select": (
         "habitus.commands.eval_select",

@@ -18,13 +18,15 @@ from habitus.state.root import StateRoot
 MAN = {
     "stdin": "Not read.",
     "stdout": 'One object: {"v":1,"root","exists","versions","config","enabled","stores","habits",'
-    '"select","observations","analyze","errors"}. Each store reports path, exists, schema_version and '
-    "schema_current; habits counts habits by status (null when there is no up-to-date ledger); select "
+    '"select","observations","analyze","advise","errors"}. Each store reports path, exists, schema_version '
+    "and schema_current; habits counts habits by status (null when there is no up-to-date ledger); select "
     "counts the selection log (calls, with_guidance, without_guidance, failed, habits_injected, "
     "median_latency_ms of the last 1,000 calls, last_at; null without an up-to-date ledger); observations "
     "reports the current generation, its record count and last seq, and the archived generations; analyze "
     "reports the unread records per generation, the last analyze run, the instructions waiting for a "
-    "repeat, and quarantined model answers and failed batches.",
+    "repeat, and quarantined model answers and failed batches; advise reports reviews, failures, "
+    "consecutive_failures, notes (delivered, suppressed, muted, dropped, held, expired, pending), paused "
+    "(null or since and reason) and mutes (ok, count).",
     "files": "Reads config.toml, ledger.sqlite, memory.sqlite, observations/ (manifests only) and "
     "errors.jsonl; never creates or migrates anything.",
 }
@@ -71,8 +73,16 @@ def report(root: StateRoot, *, wait: float) -> dict[str, Any]:
         "select": select_counts(root, wait=wait),
         "observations": observations.status(root),
         "analyze": analyze_status(root, wait=wait, analyzer=config.get("analyze.model")),
+        "advise": advise_health(root, wait=wait),
         "errors": {"path": str(root.errors), "logged": errorlog.count(root)},
     }
+
+
+def advise_health(root: StateRoot, *, wait: float) -> dict[str, Any]:
+    """Reviews run, notes delivered/suppressed/muted, failures and pause, mutes.json state (read-only)."""
+    from habitus.advise.health import report as advise_report
+
+    return advise_report(root, wait=wait)
 
 
 def habit_counts(root: StateRoot, *, wait: float) -> dict[str, int] | None:

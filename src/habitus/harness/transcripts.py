@@ -80,6 +80,47 @@ _REJECTED_PREFIX = "The user doesn't want to proceed with this tool use"
 class ToolUse:
     name: str | None
     status: str = "ok"  # ok | error | rejected
+    detail: str | None = None  # a bounded, unredacted summary of the input (command, path, ...)
+
+
+MAX_DETAIL_CHARS = 600
+_DETAIL_KEYS = (
+    "command",
+    "cmd",
+    "file_path",
+    "path",
+    "notebook_path",
+    "pattern",
+    "url",
+    "query",
+    "description",
+)
+_CONTENT_KEYS = ("new_string", "newText", "content", "new_source", "patch", "input")
+
+
+def tool_detail(arguments: Any) -> str | None:
+    """What a tool call was asked to do, in at most MAX_DETAIL_CHARS: its command, path, pattern or URL,
+    then the head of any text it writes. Not redacted: callers redact before storing or sending it."""
+    if isinstance(arguments, str):
+        parsed = _parse(arguments.encode("utf-8", "replace")) if arguments.lstrip().startswith("{") else None
+        arguments = parsed if parsed is not None else arguments
+    if isinstance(arguments, str):
+        return arguments[:MAX_DETAIL_CHARS] or None
+    if not isinstance(arguments, dict):
+        return None
+    if isinstance(arguments.get("action"), dict):  # Codex local_shell_call
+        arguments = arguments["action"]
+    parts: list[str] = []
+    for key in (*_DETAIL_KEYS, *_CONTENT_KEYS):
+        value = arguments.get(key)
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            value = " ".join(value)
+        if isinstance(value, str) and value.strip():
+            parts.append(value.strip())
+    text = "\n".join(parts)
+    if len(text) > MAX_DETAIL_CHARS:
+        text = text[:MAX_DETAIL_CHARS] + " …"
+    return text or None
 
 
 @dataclass
@@ -291,11 +332,11 @@ class _Builder:
             turn.assistant_truncated = True
         turn.assistant_at = at or turn.assistant_at
 
-    def tool(self, name: str | None, call_id: str | None, offset: int) -> None:
+    def tool(self, name: str | None, call_id: str | None, offset: int, arguments: Any = None) -> None:
         turn = self._turn(offset)
         if len(turn.tools) >= MAX_TOOLS:
             return
-        use = ToolUse(name)
+        use = ToolUse(name, detail=tool_detail(arguments))
         turn.tools.append(use)
         if call_id:
             self.tool_ids[call_id] = use
@@ -416,7 +457,12 @@ def _cc_assistant(
             builder.say(block["text"], at, offset)
         elif kind == "tool_use":
             name = block.get("name") if isinstance(block.get("name"), str) else None
-            builder.tool(name, block.get("id") if isinstance(block.get("id"), str) else None, offset)
+            builder.tool(
+                name,
+                block.get("id") if isinstance(block.get("id"), str) else None,
+                offset,
+                block.get("input"),
+            )
     reason = message.get("stop_reason") if isinstance(message.get("stop_reason"), str) else None
     if obj.get("isApiErrorMessage") or obj.get("error"):
         builder.stop(reason, offset, outcome="error")
@@ -484,7 +530,10 @@ def _pi_entry(builder: _Builder, entry: dict[str, Any], offset: int) -> None:
                 builder.say(block["text"], at, offset)
             elif block.get("type") == "toolCall":
                 builder.tool(
-                    block.get("name") if isinstance(block.get("name"), str) else None, block.get("id"), offset
+                    block.get("name") if isinstance(block.get("name"), str) else None,
+                    block.get("id"),
+                    offset,
+                    block.get("arguments"),
                 )
         reason = message.get("stopReason") if isinstance(message.get("stopReason"), str) else None
         outcome = {"error": "error", "aborted": "aborted", "length": "truncated"}.get(reason or "")
@@ -586,7 +635,10 @@ def _codex_tool(builder: _Builder, payload: dict[str, Any], offset: int) -> None
     call_id = payload.get("call_id") if isinstance(payload.get("call_id"), str) else None
     if kind in ("function_call", "custom_tool_call", "local_shell_call"):
         name = payload.get("name") if isinstance(payload.get("name"), str) else kind
-        builder.tool(name, call_id, offset)
+        arguments = payload.get("arguments", payload.get("input", payload.get("action")))
+        if kind == "local_shell_call":
+            arguments = payload
+        builder.tool(name, call_id, offset, arguments)
     elif kind in ("function_call_output", "custom_tool_call_output"):
         output = payload.get("output")
         error = False

@@ -106,7 +106,7 @@ STORES: tuple[StoreItem, ...] = (
 FILES: tuple[FileItem, ...] = (
     FileItem("config.toml", 1024 * 1024, "habitus.state.inventory:check_config"),
     FileItem("law.md", 1024 * 1024, "habitus.state.inventory:check_text"),
-    FileItem("mutes.json", 4 * 1024 * 1024, "habitus.state.inventory:check_json_object"),
+    FileItem("mutes.json", 4 * 1024 * 1024, "habitus.advise.mutes:check_file"),
 )
 
 EXCLUDED: tuple[Excluded, ...] = (
@@ -193,13 +193,3 @@ def check_text(data: bytes, where: str) -> None:
     if "\x00" in _text(data, where):
         raise HabitusError("state_corrupt", f"{where}: holds NUL characters")
 
-
-def check_json_object(data: bytes, where: str) -> None:
-    from habitus import io
-
-    try:
-        value = io.loads(data)
-    except ValueError:
-        raise HabitusError("state_corrupt", f"{where}: not valid JSON") from None
-    if not isinstance(value, dict):
-        raise HabitusError("state_corrupt", f"{where}: not a JSON object")

@@ -216,6 +216,80 @@ MIGRATIONS: list[Migration] = [
         CREATE INDEX analyze_pending_by_ref ON analyze_pending (ref);
         """,
     ),
+    # advise (issue 8): per-session review cursors and dedupe clocks, findings (per session scope),
+    # notes waiting for delivery (their text is cleared once delivered or expired), and health counters.
+    # No prompt, transcript path or slice text is stored: a scope names a session or a path's hash.
+    sql_migration(
+        "0006_advise",
+        """
+        CREATE TABLE advise_sessions (
+            scope TEXT PRIMARY KEY CHECK (length(scope) BETWEEN 1 AND 300),
+            source TEXT,
+            head TEXT,
+            offset INTEGER NOT NULL DEFAULT 0 CHECK (offset >= 0),
+            turn_offset INTEGER NOT NULL DEFAULT 0 CHECK (turn_offset >= 0),
+            turns INTEGER NOT NULL DEFAULT 0 CHECK (turns >= 0),
+            reviews INTEGER NOT NULL DEFAULT 0 CHECK (reviews >= 0),
+            last_review_at TEXT,
+            last_block TEXT,
+            updated_at TEXT NOT NULL
+        ) STRICT;
+
+        CREATE TABLE advise_findings (
+            scope TEXT NOT NULL,
+            finding TEXT NOT NULL CHECK (length(finding) = 64),
+            label TEXT NOT NULL CHECK (length(label) <= 128),
+            reviewer TEXT NOT NULL CHECK (reviewer IN ('local', 'model')),
+            severity TEXT NOT NULL CHECK (severity IN ('nit', 'concern', 'blocker')),
+            signature TEXT NOT NULL CHECK (length(signature) = 16),
+            delivered_turn INTEGER NOT NULL,
+            deliveries INTEGER NOT NULL DEFAULT 0,
+            suppressed INTEGER NOT NULL DEFAULT 0,
+            muted INTEGER NOT NULL DEFAULT 0,
+            first_at TEXT NOT NULL,
+            last_seen_at TEXT NOT NULL,
+            last_delivered_at TEXT NOT NULL,
+            PRIMARY KEY (scope, finding)
+        ) STRICT;
+        CREATE INDEX advise_findings_recent ON advise_findings (last_delivered_at);
+        CREATE INDEX advise_findings_by_hash ON advise_findings (finding);
+
+        CREATE TABLE advise_notes (
+            id INTEGER PRIMARY KEY,
+            scope TEXT NOT NULL,
+            finding TEXT NOT NULL CHECK (length(finding) = 64),
+            severity TEXT NOT NULL CHECK (severity IN ('nit', 'concern', 'blocker')),
+            tag TEXT CHECK (tag IS NULL OR tag IN ('re-raised', 'possible-duplicate')),
+            reviewer TEXT NOT NULL CHECK (reviewer IN ('local', 'model')),
+            note TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'expired', 'muted')),
+            channel TEXT CHECK (channel IS NULL OR channel IN ('result', 'block', 'context', 'prompt')),
+            created_at TEXT NOT NULL,
+            delivered_at TEXT,
+            CHECK (status = 'pending' OR note = '')
+        ) STRICT;
+        CREATE INDEX advise_notes_pending ON advise_notes (scope, status);
+
+        CREATE TABLE advise_health (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            reviews INTEGER NOT NULL DEFAULT 0,
+            failures INTEGER NOT NULL DEFAULT 0,
+            consecutive_failures INTEGER NOT NULL DEFAULT 0,
+            delivered INTEGER NOT NULL DEFAULT 0,
+            suppressed INTEGER NOT NULL DEFAULT 0,
+            muted INTEGER NOT NULL DEFAULT 0,
+            dropped INTEGER NOT NULL DEFAULT 0,
+            held INTEGER NOT NULL DEFAULT 0,
+            expired INTEGER NOT NULL DEFAULT 0,
+            last_review_at TEXT,
+            last_failure TEXT,
+            paused_at TEXT,
+            pause_reason TEXT,
+            pause_warned INTEGER NOT NULL DEFAULT 0 CHECK (pause_warned IN (0, 1))
+        ) STRICT;
+        INSERT INTO advise_health (id) VALUES (1);
+        """,
+    ),
 ]
 
 

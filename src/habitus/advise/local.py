@@ -1,0 +1,572 @@
+"""The local reviewer (default, offline): the slice against the user's approved habits and the law.
+
+Habits. A habit is checked when its condition is triggered by the new work, and then in two ways:
+the new work does what the habit avoids (an avoid-habit's behaviour, or what a do-habit names after
+"never", "instead of", "rather than"), or nothing in the slice shows what a do-habit asks for. Precision
+comes first: a missed concern costs less than a wrong one (users of earlier advisors quit over spam).
+
+- Units: the slice split into sentences (prose) and tool calls ("Edit: path new text", "Bash: command").
+  Code blocks and quoted lines are not prose; quoted spans are removed before matching.
+- Trigger: a new unit of the right side (the user's prompt for a condition about the user, "When the
+  user asks you ...", the agent's text and tool calls otherwise) holding the condition's words, stemmed,
+  close together (within the needed count + WINDOW_SLACK content words). Every word is needed except a
+  speech act ("calling a release ready" is triggered by "the release is ready"), and alternatives
+  ("files or directories") count once, at most MAX_WHOLE words. An action also counts under its
+  synonyms and tool names ("edited", "Write:" for "writing"). Prose that is negated near those words
+  ("not ready", "no need to watch a deleted file"), hypothetical ("if", "would", "once", "later", ...),
+  a question, or talk about habits does not trigger. A one-word trigger must also be close to the
+  condition in the embedding space (cosine >= TRIGGER_COS, with the habit's cached condition vector).
+- Done what it avoids: a new agent unit holding an avoided word: one is enough in a tool call (code says
+  what was done), prose needs two and a cosine >= VIOLATION_COS with the behaviour.
+- Absent: no agent unit in the whole slice (new or earlier in the turn) holds a distinctive word of
+  what the habit asks for (not a condition word, not generic) and none of the embedded units is close to
+  the behaviour (cosine >= EVIDENCE_COS). Only judged when the behaviour has two or more such words (one
+  is too little to search for: "read the whole file" cannot be seen), and never for "X instead of Y"
+  (its point is Y). A habit that asks to ask the user first is satisfied by the user asking for the
+  very action. A word matches as a stem, a token prefix ("backups", "test_export") or, for "test", a
+  test runner's name.
+
+The embedding model loads only when some unit passes the word check of some habit.
+
+Law. New tool calls are checked for destructive commands the user did not ask for in this turn (force
+push, `reset --hard`, `clean -f`, `rm -rf` of `/`, `~`, `*` or `.`, dropping tables, `mkfs`, `dd` to a
+device, `chmod -R 777`) -> blocker; for disabled checks (`--no-verify`, tests marked skip or xfail) ->
+concern; and the new agent text and tool calls for law.md `deny:` phrases, not negated -> concern.
+
+Measured on tests/fixtures/advise (hand-written cases) and on hook-style replays of the real
+transcripts in ../shared/fixtures/transcripts (README: "Advice").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from habitus.advise.notes import STOP_WORDS, normalize, stem, word_set
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from habitus.advise.slice import Slice
+    from habitus.habits.law import Law
+    from habitus.habits.store import ActiveHabit
+
+TRIGGER_COS = 0.55
+EVIDENCE_COS = 0.55
+VIOLATION_COS = 0.3
+MAX_UNITS = 2_000
+MAX_UNIT_CHARS = 400
+EXCERPT_CHARS = 140
+WINDOW_SLACK = 4
+NEGATION_WINDOW = 5
+MAX_WHOLE = 4
+PREFIX_MAX = 12
+
+_WORD = re.compile(r"[a-z0-9]+")
+# Words too common in coding work to carry a habit's meaning (stemmed).
+_GENERIC = frozenset(
+    stem(w)
+    for w in word_set(
+        "use using make making get getting take go going work working thing things way something first "
+        "before after always never new existing instead ask asks asked user users agent code change "
+        "changes changing write writes writing add adding added one time times sure need needs want "
+        "file files run running step steps say says keep let also done try see show look check checking"
+    )
+)
+_NEGATED = re.compile(
+    r"\b(?:not|never|no|none|nor|neither|without|cannot|can't|won't|isn't|aren't|wasn't|"
+    r"hasn't|haven't|didn't|don't|doesn't|shouldn't|wouldn't|couldn't)\b|n't\b"
+)
+_HYPOTHETICAL = re.compile(
+    r"\b(?:if|would|could|might|maybe|perhaps|should|once|unless|whether|later|eventually|someday|"
+    r"next time|plan(?:s|ned|ning)? to|going to|want(?:s|ed)? to|wish|suppose|imagine|let me know|"
+    r"habits?|when i|when you|whenever)\b"
+)
+_ASK_FIRST = re.compile(r"\b(?:ask|confirm|permission|check with|approv)\w*", re.IGNORECASE)
+# An action verb of a condition is also done under these names (stems); a tool call starts with its
+# tool's name ("Write: ...", "Edit: ...", "Bash: ..."), so tools count as their verbs too.
+_SYNONYMS: dict[str, frozenset[str]] = {
+    stem(word): frozenset(stem(v) for v in word_set(verbs))
+    for word, verbs in (
+        ("edit", "write change"),
+        ("create", "write add"),
+        ("add", "write"),
+        ("update", "change"),
+        ("modify", "change"),
+        ("rename", "change"),
+        ("remove", "delete"),
+        ("rm", "delete"),
+        ("unlink", "delete"),
+        ("execute", "run"),
+        ("bash", "run"),
+        ("shell", "run"),
+        ("install", "add"),
+    )
+}
+_SPEECH_ACTS = frozenset(stem(w) for w in word_set("call calling consider declare deem mark treat claim"))
+_SIDE_WORDS = frozenset(
+    stem(w) for w in word_set("user users ask asks asked request requests tell tells told")
+)
+_QUOTED = re.compile(r"`[^`]*`|\"[^\"]*\"|“[^”]*”|'[^'\s][^']*[^'\s]'")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\[\"'(`])")
+_USER_SIDE = re.compile(r"\b(?:the user|i|me|my)\b|\basks? (?:you|me)\b|\basked\b", re.IGNORECASE)
+
+
+def words(text: str) -> list[str]:
+    return [stem(w) for w in _WORD.findall(text.lower()) if w not in STOP_WORDS]
+
+
+def anchors(text: str) -> set[str]:
+    return {w for w in words(text) if w not in _GENERIC and len(w) >= 2}
+
+
+@dataclass
+class Unit:
+    text: str
+    role: str  # user | assistant | tool
+    new: bool
+    prose: bool  # plain sentence (not code, quote or tool call)
+    stems: set[str] = field(default_factory=set)  # every content word, stemmed, with its synonyms
+    lowered: str = ""
+    tokens: set[str] = field(default_factory=set)  # raw lower-case words
+    prefixes: set[str] = field(default_factory=set)  # their prefixes of 3 to PREFIX_MAX characters
+    seq: list[str] = field(default_factory=list)  # content words outside quoted spans, in order
+    seq_set: set[str] = field(default_factory=set)  # those, with their synonyms
+
+
+def units_of(s: Slice) -> list[Unit]:
+    out: list[Unit] = []
+    for entry in s.entries:
+        if entry.role == "tool":
+            text = f"{entry.name or 'tool'}: {entry.text}"[:MAX_UNIT_CHARS]
+            out.append(Unit(text, "tool", entry.new, False))
+            continue
+        fenced = False
+        for line in entry.text.splitlines():
+            stripped = line.strip()
+            if stripped.startswith("```"):
+                fenced = not fenced
+                continue
+            if not stripped:
+                continue
+            code = fenced or line.startswith(("    ", "\t")) or stripped.startswith((">", "$ ", "|"))
+            for sentence in [stripped] if code else _SENTENCE.split(stripped):
+                if len(sentence) >= 3:
+                    out.append(Unit(sentence[:MAX_UNIT_CHARS], entry.role, entry.new, not code))
+        if len(out) >= MAX_UNITS:
+            break
+    for unit in out[:MAX_UNITS]:
+        unit.lowered = unit.text.lower()
+        unit.stems = _with_synonyms(words(unit.lowered))
+        unit.tokens = set(_WORD.findall(unit.lowered))
+        unit.prefixes = {t[:n] for t in unit.tokens for n in range(3, min(len(t), PREFIX_MAX) + 1)}
+        unit.seq = words(_QUOTED.sub(" ", unit.lowered)) if unit.prose else words(unit.lowered)
+        unit.seq_set = _with_synonyms(unit.seq)
+    return out[:MAX_UNITS]
+
+
+def _with_synonyms(found: list[str]) -> set[str]:
+    out = set(found)
+    for word in found:
+        out |= _SYNONYMS.get(word, frozenset())
+    return out
+
+
+_AVOIDED = re.compile(r"\b(?:never|instead of|rather than|not just|not|no)\b")
+
+
+def _clause_words(text: str, condition: set[str]) -> set[str]:
+    return anchors(text) - condition
+
+
+def negated(text: str, targets: set[str]) -> bool:
+    """Some occurrence of a target word has a negation among the NEGATION_WINDOW words before it
+    ("is not ready", "have not deleted any files or directories"); "no longer crashes" does not
+    negate "catching"."""
+    raw = re.findall(r"[a-z0-9']+", text)
+    hits = [i for i, w in enumerate(raw) if stem(w) in targets]
+    return any(
+        any(_NEGATED.fullmatch(w) or w.endswith("n't") for w in raw[max(0, i - NEGATION_WINDOW) : i])
+        for i in hits
+    )
+
+
+_TEST_TOOLS = word_set("pytest unittest jest vitest mocha rspec phpunit ctest nextest tox nox")
+
+
+def has_word(unit: Unit, word: str) -> bool:
+    """The unit holds the word: as a stem, as the start of a token ("test_export", "backups"), or, for
+    "test", as the name of a test runner."""
+    if word in unit.stems:
+        return True
+    if len(word) >= 3 and (
+        word in unit.prefixes if len(word) <= PREFIX_MAX else any(t.startswith(word) for t in unit.tokens)
+    ):
+        return True
+    return word == "test" and bool(unit.tokens & _TEST_TOOLS)
+
+
+def _alternatives(condition: str, required: set[str]) -> int:
+    """How many "or" / "," separate two required words ("an API, CLI flag or config option": 2): each
+    such pair is one alternative, so one word fewer is needed."""
+    pieces = re.findall(r"[a-z0-9']+|,", condition.lower())
+    count = 0
+    for i, piece in enumerate(pieces):
+        if piece in ("or", ",") and 0 < i < len(pieces) - 1:
+            before, after = stem(pieces[i - 1]), stem(pieces[i + 1])
+            count += before in required and after in required
+    return count
+
+
+@dataclass
+class Rule:
+    habit: ActiveHabit
+    required: set[str]  # the condition words a trigger looks for
+    count: int  # how many of them must be there, close together
+    positive: set[str]  # distinctive words of what to do (+1)
+    avoided: set[str]  # distinctive words of what to avoid (-1, or a +1's "never ..." / "instead of ...")
+    user_side: bool
+
+    @classmethod
+    def of(cls, habit: ActiveHabit) -> Rule:
+        user_side = bool(_USER_SIDE.search(habit.condition))
+        bare = re.sub(r"^\s*when\b", "", habit.condition, flags=re.IGNORECASE)
+        # For a condition about the user, the words that only say so ("the user asks you") do not count.
+        condition = set(words(bare)) - (_SIDE_WORDS if user_side else frozenset())
+        # Every word is required but a speech act ("calling a release ready" is triggered by "the release
+        # is ready"): the action matters ("writing error messages" is not "the error message says").
+        required = condition - _SPEECH_ACTS or condition
+        count = max(1, min(MAX_WHOLE, len(required) - _alternatives(bare, required)))
+        text = habit.behavior.strip()
+        if habit.polarity < 0:
+            body = re.sub(r"^\s*(?:do\s+not|don't|never|avoid)\b", "", text, flags=re.IGNORECASE)
+            first = re.split(r"[;:]|\binstead\b|\brather\b", body, maxsplit=1)[0]
+            positive, avoided = set(), _clause_words(first, condition)
+        else:
+            body = re.sub(r"^\s*do\b", "", text, flags=re.IGNORECASE)
+            split = _AVOIDED.search(body.lower())
+            head, tail = (body[: split.start()], body[split.end() :]) if split else (body, "")
+            positive, avoided = _clause_words(head, condition), _clause_words(tail, condition)
+            if split and split.group(0) in ("instead of", "rather than", "not just"):
+                # "use real files instead of mocks": the habit is about what to avoid; the absence of
+                # the alternative's words proves nothing.
+                positive = set()
+        return cls(habit, required, count, positive, avoided - positive, user_side)
+
+    @property
+    def checkable(self) -> bool:
+        """Whether the words give something to look for: what the habit avoids, or two or more
+        distinctive words of what it asks (one is too little to call it absent)."""
+        return bool(self.required) and (bool(self.avoided) or self.absence_checked)
+
+    @property
+    def absence_checked(self) -> bool:
+        return len(self.positive) >= 2
+
+    @property
+    def ambiguous(self) -> bool:
+        """A one-word trigger: it must also be close to the condition in the embedding space."""
+        return self.count < 2
+
+    def present(self, unit: Unit) -> set[str]:
+        """The required words the unit holds (outside quoted spans), an action also under its synonyms
+        and tool names ("edited", "Write:" for "writing")."""
+        return self.required & unit.seq_set
+
+    def close_together(self, unit: Unit) -> bool:
+        """`count` required words within count + WINDOW_SLACK content words of each other."""
+        events: list[tuple[int, str]] = []
+        for index, word in enumerate(unit.seq):
+            for meaning in (word, *_SYNONYMS.get(word, ())):
+                if meaning in self.required:
+                    events.append((index, meaning))
+        best = len(unit.seq) + 1
+        for start in range(len(events)):
+            seen: set[str] = set()
+            for end in range(start, len(events)):
+                seen.add(events[end][1])
+                if len(seen) == self.count:
+                    best = min(best, events[end][0] - events[start][0] + 1)
+                    break
+        return best <= self.count + WINDOW_SLACK
+
+    def side(self, unit: Unit) -> bool:
+        return unit.role == "user" and unit.prose if self.user_side else unit.role in ("assistant", "tool")
+
+    def candidate(self, unit: Unit) -> bool:
+        """The word check of a trigger: the required words, close together, on the right side, not
+        negated or hypothetical, not a question."""
+        if not unit.new or not self.side(unit):
+            return False
+        if len(self.present(unit)) < self.count or not self.close_together(unit):
+            return False
+        if not unit.prose:
+            return True
+        text = _QUOTED.sub(" ", unit.lowered)
+        doubtful = text.rstrip().endswith("?") or _HYPOTHETICAL.search(text)
+        return not (doubtful or negated(text, self.required))
+
+    def evidence(self, units: list[Unit]) -> bool:
+        """Any agent unit (new or earlier in the turn) holding a word of what the habit asks for; or,
+        for a habit that asks to ask the user first, the user asking for the very action."""
+        asks_user = bool(_ASK_FIRST.search(self.habit.behavior))
+        for unit in units:
+            if unit.role == "user":
+                if asks_user and len(self.present(unit)) >= self.count:
+                    return True
+                continue
+            if any(has_word(unit, w) for w in self.positive):
+                return True
+        return False
+
+    def violation_words(self, unit: Unit) -> int:
+        """How many of the avoided words a new agent unit holds (0 when negated prose)."""
+        if not unit.new or unit.role == "user" or not self.avoided:
+            return 0
+        count = sum(1 for w in self.avoided if has_word(unit, w))
+        return 0 if count and unit.prose and negated(unit.lowered, self.avoided) else count
+
+    def violates(self, unit: Unit, cosine: float) -> bool:
+        """One avoided word in a tool call (code says what was done), or two in prose that is also
+        close to the behaviour (prose often only talks about the thing: "quantizing to a palette")."""
+        count = self.violation_words(unit)
+        if unit.role == "tool":
+            return count >= 1
+        return count >= 2 and cosine >= VIOLATION_COS
+
+
+@dataclass
+class Candidate:
+    note: str
+    severity: str
+    key: str  # findingKey
+    reviewer: str = "local"
+    habit: str | None = None
+    rank: int = 0  # tie-break: higher first
+
+
+def _excerpt(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
+
+
+def review(
+    s: Slice,
+    habits: list[ActiveHabit],
+    law: Law | None,
+    *,
+    embed: Any = None,
+    prompt: str | None = None,
+) -> list[Candidate]:
+    """Every local finding in the slice, most important first. `embed(habits, units)` returns
+    (condition matrix, behaviour matrix, unit matrix) as unit-length rows; it is called only when some
+    unit passes the word check of some habit."""
+    units = units_of(s)
+    found: list[Candidate] = []
+    if law is not None:
+        found.extend(_law(units, law, prompt if prompt is not None else _prompt(units)))
+    rules = [rule for rule in (Rule.of(h) for h in habits) if rule.checkable]
+    pairs: list[tuple[int, int]] = []  # (rule, unit) passing a word check
+    for r, rule in enumerate(rules):
+        pairs.extend(
+            (r, u) for u, unit in enumerate(units) if rule.candidate(unit) or rule.violation_words(unit)
+        )
+    if not pairs or embed is None:
+        return _ordered(found)
+    wanted_rules = sorted(
+        {r for r, _ in pairs if any(rules[r].candidate(units[u]) for rr, u in pairs if rr == r)}
+    )
+    if not wanted_rules:
+        return _ordered(found)
+    wanted_units = sorted({u for r, u in pairs if r in wanted_rules})
+    conditions, behaviors, vectors = embed(
+        [rules[r].habit for r in wanted_rules], [units[u] for u in wanted_units]
+    )
+    rule_row = {r: i for i, r in enumerate(wanted_rules)}
+    unit_row = {u: i for i, u in enumerate(wanted_units)}
+    for r in wanted_rules:
+        rule = rules[r]
+        mine = [u for rr, u in pairs if rr == r]
+        cond_cos = vectors @ conditions[rule_row[r]]
+        beh_cos = vectors @ behaviors[rule_row[r]]
+        triggers = [
+            u
+            for u in mine
+            if rule.candidate(units[u]) and (not rule.ambiguous or cond_cos[unit_row[u]] >= TRIGGER_COS)
+        ]
+        if not triggers:
+            continue
+        trigger = max(triggers, key=lambda u: float(cond_cos[unit_row[u]]))
+        broken = [u for u in mine if rule.violates(units[u], float(beh_cos[unit_row[u]]))]
+        if broken:
+            worst = max(broken, key=lambda u: (rule.violation_words(units[u]), float(beh_cos[unit_row[u]])))
+            found.append(_habit_note(rule, units[trigger], units[worst], float(beh_cos[unit_row[worst]])))
+            continue
+        if not rule.absence_checked:
+            continue
+        close = any(units[u].role != "user" and beh_cos[unit_row[u]] >= EVIDENCE_COS for u in wanted_units)
+        if not close and not rule.evidence(units):
+            found.append(_habit_note(rule, units[trigger], None, float(cond_cos[unit_row[trigger]])))
+    return _ordered(found)
+
+
+def _ordered(found: list[Candidate]) -> list[Candidate]:
+    from habitus.advise.notes import RANK
+
+    return sorted(found, key=lambda c: (-RANK[c.severity], -c.rank, c.key))
+
+
+def _habit_note(rule: Rule, trigger: Unit, violation: Unit | None, score: float) -> Candidate:
+    habit = rule.habit
+    head = f"Approved habit {habit.id}: {habit.condition.rstrip('.')}: {habit.behavior.rstrip('.')}"
+    if violation is None:
+        body = f'The new work matches the condition ("{_excerpt(trigger.text)}") but shows no sign of the behaviour.'
+    else:
+        body = f'The new work seems to do what the habit avoids ("{_excerpt(violation.text)}").'
+    return Candidate(
+        f"{head}. {body}",
+        "concern",
+        f"habit:{habit.id}",
+        habit=habit.id,
+        rank=habit.confidence_bp + int(score * 100),
+    )
+
+
+# -- the law ------------------------------------------------------------------------------------------
+
+LawRule = tuple[str, str, re.Pattern[str], re.Pattern[str]]  # name, what was done, pattern, user asked
+
+
+def _rules(*specs: tuple[str, str, str, str]) -> tuple[LawRule, ...]:
+    return tuple((name, what, re.compile(pattern), re.compile(asked)) for name, what, pattern, asked in specs)
+
+
+DESTRUCTIVE = _rules(
+    (
+        "force_push",
+        "force-pushed",
+        r"\bgit\s+push\b[^\n|;&]*?\s(?:--force(?![-\w])|-f\b|\+\w)",
+        r"force[- ]?push|--force|push -f",
+    ),
+    (
+        "reset_hard",
+        "ran git reset --hard",
+        r"\bgit\s+reset\s+[^\n|;&]*--hard\b",
+        r"reset --hard|hard reset|discard",
+    ),
+    ("clean_force", "ran git clean -f", r"\bgit\s+clean\s+-[a-z]*f", r"git clean|discard|untracked"),
+    (
+        "remove_all",
+        "removed a whole tree (rm -rf of /, ~, * or .)",
+        r"\brm\s+(?:-[a-z]*\s+)*-[a-z]*r[a-z]*\s+(?:-\S+\s+)*(?:(?:/|~|\$home|\.{1,2})/?\*?|\*)(?=\s|$|;|&)",
+        r"\brm -rf\b|delete (?:everything|all)|wipe",
+    ),
+    (
+        "drop_data",
+        "dropped or truncated database data",
+        r"\b(?:drop\s+(?:table|database|schema)|truncate\s+table)\b",
+        r"\bdrop\b|\btruncate\b",
+    ),
+    (
+        "wipe_device",
+        "wrote to a device or made a file system",
+        r"\bmkfs(?:\.\w+)?\b|\bdd\s+[^\n]*\bof=/dev/",
+        r"mkfs|\bdd\b|format",
+    ),
+    (
+        "chmod_777",
+        "made files world-writable",
+        r"\bchmod\s+(?:-[a-z]*r[a-z]*\s+)777\b",
+        r"777|world[- ]writable",
+    ),
+)
+DISABLED_CHECKS = _rules(
+    (
+        "no_verify",
+        "skipped the git hooks with --no-verify",
+        r"--no-verify\b",
+        r"no-verify|skip (?:the )?hooks?",
+    ),
+    (
+        "skipped_tests",
+        "marked tests to be skipped",
+        r"@pytest\.mark\.(?:skip|xfail)\b|@unittest\.skip|\b(?:it|test|describe)\.skip\(|\bx(?:it|describe)\(",
+        r"\bskip\w*|\bxfail|disable",
+    ),
+)
+
+
+def _prompt(units: list[Unit]) -> str:
+    """The user's words in the slice (what counts as the user asking for something)."""
+    return " ".join(u.lowered for u in units if u.role == "user")
+
+
+def _law(units: list[Unit], law: Law, prompt: str) -> list[Candidate]:
+    from habitus.habits.law import _negated
+
+    asked = prompt.lower()
+    found: list[Candidate] = []
+    seen: set[str] = set()
+    tools = [u for u in units if u.new and u.role == "tool"]
+    for group, severity, rules in (
+        ("destructive", "blocker", DESTRUCTIVE),
+        ("checks", "concern", DISABLED_CHECKS),
+    ):
+        for name, what, pattern, asked_for in rules:
+            hit = next((u for u in tools if pattern.search(u.lowered)), None)
+            if hit is None or asked_for.search(asked) or name in seen:
+                continue
+            seen.add(name)
+            tail = "you did not ask for this in the current request; the law asks for confirmation first"
+            if group == "checks":
+                tail = "the law forbids turning checks or tests off to get a green run unless you asked"
+            found.append(
+                Candidate(
+                    f'The agent {what} ("{_excerpt(hit.text)}"): {tail}.',
+                    severity,
+                    f"law:{name}",
+                    rank=1_000_000,
+                )
+            )
+    for rule in law.deny:
+        for unit in (u for u in units if u.new and u.role != "user"):
+            text = normalize(unit.text)
+            if any(not _negated(text, m.start()) for m in rule.pattern.finditer(text)):
+                found.append(
+                    Candidate(
+                        f'The new work does what law.md line {rule.line} denies ("{rule.phrase}"): '
+                        f'"{_excerpt(unit.text)}".',
+                        "concern",
+                        f"law:deny:{rule.line}:{rule.phrase}",
+                        rank=900_000,
+                    )
+                )
+                break
+    return found
+
+
+def embed_with(root: Any, conn: Any) -> Any:
+    """An `embed` callable for `review` backed by the configured embedding model and the cached habit
+    vectors (computed in memory for any habit that lacks them)."""
+
+    def embed(habits: list[ActiveHabit], units: list[Unit]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        import numpy as np
+
+        from habitus.embed import load_embedder
+        from habitus.habits import vectors
+
+        embedder = load_embedder(root)
+        rows = [{"id": h.id, "condition": h.condition, "behavior": h.behavior} for h in habits]
+        cached = vectors.load(conn, rows, embedder.model_id, embedder.dims)
+        missing = [h for h in habits if h.id not in cached]
+        if missing:
+            texts = [vectors.field_input(f, getattr(h, f)) for h in missing for f in vectors.FIELDS]
+            matrix = embedder.embed(texts)
+            for i, h in enumerate(missing):
+                cached[h.id] = {"condition": matrix[2 * i], "behavior": matrix[2 * i + 1]}
+        conditions = np.stack([cached[h.id]["condition"] for h in habits]).astype(np.float32)
+        behaviors = np.stack([cached[h.id]["behavior"] for h in habits]).astype(np.float32)
+        return conditions, behaviors, embedder.embed([u.text for u in units])
+
+    return embed
