@@ -192,4 +192,3 @@ def check_config(data: bytes, where: str) -> None:
 def check_text(data: bytes, where: str) -> None:
     if "\x00" in _text(data, where):
         raise HabitusError("state_corrupt", f"{where}: holds NUL characters")
-
