@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from habitus.advise import notes as notemod
 from habitus.advise import store
 from habitus.errors import HabitusError
+from habitus.state.faults import fault
 
 if TYPE_CHECKING:
     from habitus.advise.local import Candidate
@@ -311,9 +312,8 @@ def run(
             if outcome.paused_now:
                 outcome.warnings.append(pause_warning(row))
                 outcome.warn_pause = True
-            from habitus.state.observations import _fault
 
-            _fault("advise_commit")  # tests only: a process killed here must leave no trace of the review
+            fault("advise_commit")  # tests only: a process killed here must leave no trace of the review
         outcome.reviewed = True
         return outcome
 

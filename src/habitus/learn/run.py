@@ -43,6 +43,7 @@ from habitus.state import config as configuration
 from habitus.state import ledger as ledger_store
 from habitus.state import locks, observations
 from habitus.state.db import utc_now
+from habitus.state.faults import fault
 from habitus.state.root import StateRoot
 
 if TYPE_CHECKING:
@@ -266,7 +267,6 @@ def _generation(
         new_mark = queue.Mark(item.generation, last["seq"], f"{last['seq']}:{last['checksum']}")
         results = []
         from habitus.habits.lifecycle import propose_candidate
-        from habitus.state.observations import _fault
 
         dormant = []
         with ledger.tx():
@@ -279,7 +279,7 @@ def _generation(
             dormant = _contradicted(ledger, analysis)
             queue.advance(ledger.conn, item.generation, new_mark.seq, new_mark.record, expected=mark)
             queue.clear_failure(ledger.conn, item.generation, first["seq"])
-            _fault(f"analyze_commit_{number}")
+            fault(f"analyze_commit_{number}")
         mark, after = new_mark, new_mark.seq
         outcome.records += len(batch.records)
         outcome.batches.append(

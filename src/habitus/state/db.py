@@ -24,6 +24,7 @@ from pathlib import Path
 
 from habitus.errors import HabitusError
 from habitus.state import files, guard
+from habitus.state.faults import fault
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,7 @@ class Store:
             raise translate(exc, self.path) from None
         try:
             yield conn
+            fault(f"{self.path.stem}_commit")  # tests only: e.g. memory_commit, ledger_commit
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
@@ -161,6 +163,7 @@ class Store:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise translate(exc, self.path) from None
+        fault(f"{self.path.stem}_committed")
 
     # -- internals ----------------------------------------------------------------------------
 

@@ -29,7 +29,7 @@ Generations rotate into `archive/` only when a reader (analyze) reports them con
 Readers (`read`, `generations`, `status`, `verify`) take no lock, never create anything and read only the
 committed part of each file.
 
-Fault injection (tests only): when the environment variable HABITUS_TEST_FAULT is `POINT:ACTION`, the
+Fault injection (tests only, `habitus.state.faults`): when HABITUS_TEST_FAULT is `POINT:ACTION`, the
 process stops at that point: `kill` sends itself SIGKILL, `pause` touches $HABITUS_TEST_FAULT_READY and
 sleeps, `raise` raises an I/O error. Points: before_write, mid_line, after_jsonl, after_idx, after_fp,
 after_manifest, rotate_after_archive_manifest, rotate_after_move. Unset (always, outside tests) it is inert.
@@ -38,7 +38,6 @@ after_manifest, rotate_after_archive_manifest, rotate_after_move. Unset (always,
 from __future__ import annotations
 
 import calendar
-import errno
 import hashlib
 import os
 import re
@@ -55,6 +54,7 @@ from typing import Any
 from habitus import io
 from habitus.errors import HabitusError
 from habitus.state import files, locks
+from habitus.state.faults import fault
 from habitus.state.root import StateRoot
 
 SCHEMA_VERSION = 1
@@ -108,26 +108,6 @@ def _paths(root: StateRoot) -> _Paths:
 
 
 # -- fault injection (tests only) ---------------------------------------------------------------
-
-
-def _fault(point: str) -> None:
-    spec = os.environ.get("HABITUS_TEST_FAULT")
-    if not spec:
-        return
-    name, _, action = spec.partition(":")
-    if name != point:
-        return
-    if action == "kill":
-        import signal
-
-        os.kill(os.getpid(), signal.SIGKILL)
-    elif action == "pause":
-        ready = os.environ.get("HABITUS_TEST_FAULT_READY")
-        if ready:
-            Path(ready).write_text(str(os.getpid()))
-        time.sleep(3600)
-    elif action == "raise":
-        raise OSError(errno.EIO, f"injected fault at {point}")
 
 
 # -- manifests ----------------------------------------------------------------------------------
@@ -348,7 +328,7 @@ def _append_bytes(path: Path, data: bytes, *, point: str | None = None) -> None:
             half = max(1, len(view) // 2)
             os.write(fd, view[:half])
             os.fsync(fd)
-            _fault("mid_line")
+            fault("mid_line")
             view = view[half:]
         while view:
             written = os.write(fd, view[:WRITE_CHUNK])
@@ -577,13 +557,13 @@ class _Writer:
         if not lines:
             return result
         jsonl, idx, fpf = self.paths.data(manifest.generation)
-        _fault("before_write")
+        fault("before_write")
         _append_bytes(jsonl, b"".join(lines), point="mid_line")
-        _fault("after_jsonl")
+        fault("after_jsonl")
         _append_bytes(idx, b"".join(struct.pack(">Q", e) for e in ends))
-        _fault("after_idx")
+        fault("after_idx")
         _append_bytes(fpf, b"".join(fps))
-        _fault("after_fp")
+        fault("after_fp")
         self.manifest = Manifest(
             generation=manifest.generation,
             last_seq=seq,
@@ -593,7 +573,7 @@ class _Writer:
             updated_at=utc_now(),
         )
         _write_manifest(self.paths.tail, self.manifest)
-        _fault("after_manifest")
+        fault("after_manifest")
         return result
 
     # rotation and expiry
@@ -604,7 +584,7 @@ class _Writer:
         files.ensure_dir(self.paths.archive)
         archived = Manifest(**{**manifest.__dict__, "rotated_at": utc_now()})
         _write_manifest(self.paths.archive_manifest(manifest.generation), archived, ARCHIVE_KIND)
-        _fault("rotate_after_archive_manifest")
+        fault("rotate_after_archive_manifest")
         self.manifest = self._finish_rotation(manifest)
         return self.manifest.generation
 
@@ -626,7 +606,7 @@ class _Writer:
                 files.create_private(target)
         files.fsync_dir(self.paths.archive)
         files.fsync_dir(self.paths.folder)
-        _fault("rotate_after_move")
+        fault("rotate_after_move")
         now = utc_now()
         fresh = Manifest(generation=manifest.generation + 1, created_at=now, updated_at=now)
         _write_manifest(self.paths.tail, fresh)
