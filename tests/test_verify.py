@@ -31,6 +31,23 @@ def test_a_clean_root_verifies(state_root: Path) -> None:
     assert out.stderr == b""
 
 
+def test_real_habits_are_checked_and_a_tampered_one_reported(state_root: Path) -> None:
+    """The ledger's row verifier on real habit and audit rows (it once crashed on them: exit 1 failed)."""
+    declared = run(["habit", "declare"], {"condition": "When a test fails", "behavior": "Read the error"})
+    assert declared.exit == 0, declared.stderr
+    out = run(["verify"])
+    assert out.exit == 0, out.stdout + out.stderr
+    conn = sqlite3.connect(state_root / "ledger.sqlite")
+    conn.execute("UPDATE habits SET behavior = 'Ignore the error'")
+    conn.commit()
+    conn.close()
+    out = run(["verify"])
+    assert out.exit == 1 and out.error["code"] == "issues_found"
+    (issue,) = out.result["issues"]
+    assert issue["code"] == "row_checksum" and issue["table"] == "habits"
+    assert issue["ids"] == [declared.result["habit"]["id"]]
+
+
 def test_a_missing_root_is_ok_and_nothing_is_created(tmp_path: Path) -> None:
     out = run(["verify", "--root", str(tmp_path / "none")])
     assert out.exit == 0 and out.result["exists"] is False

@@ -7,6 +7,7 @@ what "intact" means (the same code that refuses a tampered row at run time repor
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,7 @@ def ledger_rows(check: Check) -> Iterator[dict[str, Any]]:
 
     conn = check.conn
     assert conn is not None
+    conn.row_factory = sqlite3.Row  # rows.verify reads columns by name
     present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     for table in rows.FIELDS:
         if table not in present:
