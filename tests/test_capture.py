@@ -146,6 +146,24 @@ def test_an_oversized_prompt_keeps_its_head(on: Path) -> None:
     assert payload["user"].startswith("START ") and len(payload["user"].encode()) < 17 * 1024
 
 
+@pytest.mark.parametrize(
+    "request_",
+    [
+        {"user": "\x01" * 16_000, "assistant": "ok"},  # 16 KB that JSON escapes into 96 KB
+        {"user": "hi", "assistant": "\x02" * 200_000},
+        {"user": "hi", "assistant": "ok", "session": "s" * 1_000_000},
+    ],
+    ids=["escaped prompt", "escaped answer", "huge session"],
+)
+def test_any_pair_fits_one_record(on: Path, request_: dict[str, Any]) -> None:
+    """Found by the fuzz test: these once failed with exit 1 `failed` (record larger than 64 KiB)."""
+    out = run(["capture"], request_)
+    assert out.exit == 0, out.stderr
+    (record,) = lines(on)
+    assert record["payload"]["truncated"] is True or len(record["payload"]["session"]) <= 512
+    assert len(orjson.dumps(record)) + 1 <= obs.MAX_RECORD_BYTES
+
+
 def test_a_pair_that_still_looks_sensitive_is_dropped_and_counted(on: Path) -> None:
     # The tail of a private key without its BEGIN line: redaction cannot place it, the post-check can.
     result = run(["capture"], {"user": "here", "assistant": "-----END RSA PRIVATE KEY-----"}).result

@@ -11,7 +11,9 @@ Rules (issue 3, DESIGN.md section 10):
   limit are stored (`Turn.kept`); a turn where the user rejected a tool use is stored (outcome
   "rejected"): that is friction worth learning from.
 - Text is redacted first, then bounded: the prompt keeps its head (MAX_USER_BYTES), the assistant keeps
-  its tail with TRUNCATION_MARKER in front, so that the record line fits MAX_RECORD_BYTES (64 KiB).
+  its tail with TRUNCATION_MARKER in front, so that the record line fits MAX_RECORD_BYTES (64 KiB); the
+  session id and tool names are cut, and a prompt of characters that JSON escapes (6 bytes each) is cut
+  further, so that any input fits.
   Then the result is checked again (`looks_sensitive`); a pair that still looks sensitive is dropped
   and counted, never stored.
 - Each pair has a stable fingerprint (harness, session, the prompt's own id in the transcript when there
@@ -48,6 +50,9 @@ from habitus.state.root import StateRoot
 
 MAX_USER_BYTES = 16 * 1024
 MAX_TOOLS_STORED = 50
+MAX_SESSION_BYTES = 512  # an id; anything longer is cut (the fingerprint still uses the whole id)
+MAX_TOOL_NAME_BYTES = 128
+USER_MARKER = "[habitus: rest of the prompt truncated]"
 TRUNCATION_MARKER = "[habitus: earlier assistant output truncated]"
 TAIL_SWEEP_BYTES = 8 * 1024 * 1024
 MAX_PENDING = 16
@@ -108,6 +113,22 @@ def _head(text: str, limit: int, marker: str) -> str:
     return data[:limit].decode("utf-8", errors="ignore") + "\n" + marker
 
 
+def _cut(text: str, limit: int) -> str:
+    return text.encode("utf-8")[:limit].decode("utf-8", errors="ignore")
+
+
+def _fit(payload: dict[str, Any], origin: dict[str, Any]) -> bool:
+    """Make the record fit MAX_RECORD_BYTES: shorten the assistant's text from the front, then (when
+    the prompt is made of characters that JSON escapes, 6 bytes each) the prompt from the back."""
+    cut = _fit_assistant(payload, origin)
+    user = payload["user"]
+    while log.record_size(payload, origin) > log.MAX_RECORD_BYTES - 256 and user:
+        user = user[: len(user) // 2]
+        payload["user"] = f"{user}\n{USER_MARKER}"
+        cut = True
+    return cut
+
+
 def _fit_assistant(payload: dict[str, Any], origin: dict[str, Any]) -> bool:
     """Shorten payload["assistant"] from the front until the record fits. Returns True if it cut."""
     cut = False
@@ -134,8 +155,9 @@ def entry_for(
     user, n_user = redact(turn.user.strip())
     assistant, n_assistant = redact(turn.assistant.strip())
     session, n_session = redact(turn.session_id) if turn.session_id else (None, 0)
+    session = _cut(session, MAX_SESSION_BYTES) if session else session
     redactions = n_user + n_assistant + n_session
-    user = _head(user, MAX_USER_BYTES, "[habitus: rest of the prompt truncated]")
+    user = _head(user, MAX_USER_BYTES, USER_MARKER)
     payload: dict[str, Any] = {
         "kind": "pair",
         "harness": harness,
@@ -145,11 +167,14 @@ def entry_for(
         "user_at": turn.user_at,
         "assistant_at": turn.assistant_at,
         "outcome": turn.outcome,
-        "tools": [{"name": t.name, "status": t.status} for t in turn.tools[:MAX_TOOLS_STORED]],
+        "tools": [
+            {"name": _cut(t.name, MAX_TOOL_NAME_BYTES), "status": t.status}
+            for t in turn.tools[:MAX_TOOLS_STORED]
+        ],
         "truncated": turn.assistant_truncated,
     }
     origin = {"harness": harness, "source": source, "event": event}
-    if _fit_assistant(payload, origin):
+    if _fit(payload, origin):
         payload["truncated"] = True
     if (
         looks_sensitive(payload["user"])
@@ -368,7 +393,7 @@ def _pending_path(root: StateRoot, event: HookEvent) -> Path:
 
 def _remember_prompt(root: StateRoot, event: HookEvent) -> None:
     prompt, _ = redact(event.prompt or "")
-    prompt = _head(prompt, MAX_USER_BYTES, "[habitus: rest of the prompt truncated]")
+    prompt = _head(prompt, MAX_USER_BYTES, USER_MARKER)
     if looks_sensitive(prompt):
         return
     from habitus.state.observations import utc_now
