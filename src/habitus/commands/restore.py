@@ -68,7 +68,7 @@ def cli(backup_dir: Path | None, dry_run: bool, root: StateRoot, wait: float, pr
 
     if backup_dir is None:
         path = io.read_request().get("path")
-        if not isinstance(path, str) or not path:
+        if not isinstance(path, str) or not path or "\x00" in path:
             raise bad_request("path", "the backup folder (or give BACKUP as an argument)")
         backup_dir = Path(path)
     io.write_result(restore.run(root, backup_dir, dry_run=dry_run, wait=wait), pretty=pretty)

@@ -133,6 +133,14 @@ def _text(request: dict[str, Any], key: str, *, nullable: bool = True) -> str | 
     return value
 
 
+def _path(request: dict[str, Any], key: str) -> str | None:
+    """A file or folder path: a string without NUL characters (the OS cannot represent them)."""
+    value = _text(request, key)
+    if value is not None and "\x00" in value:
+        raise bad_request(key, "expected a path without NUL characters")
+    return value
+
+
 def _flag(request: dict[str, Any], key: str) -> bool:
     value = request.get(key, False)
     if value is None:
@@ -183,8 +191,8 @@ def parse_event(harness: str, request: dict[str, Any]) -> HookEvent:
         kind=KIND_MAPS[harness].get(name, "other"),
         name=name,
         session_id=_text(request, "session_id"),
-        cwd=_text(request, "cwd"),
-        transcript_path=_text(request, "transcript_path"),
+        cwd=_path(request, "cwd"),
+        transcript_path=_path(request, "transcript_path"),
         prompt=_text(request, "prompt"),
         last_assistant_message=_text(request, "last_assistant_message"),
         stop_hook_active=_flag(request, "stop_hook_active"),
@@ -195,7 +203,7 @@ def parse_event(harness: str, request: dict[str, Any]) -> HookEvent:
     if harness == "gemini":
         event.last_assistant_message = _text(request, "prompt_response")
     if harness == "pi":
-        event.transcript_path = event.transcript_path or _text(request, "session_file")
+        event.transcript_path = event.transcript_path or _path(request, "session_file")
         messages = request.get("messages")
         if messages is not None and not isinstance(messages, list):
             raise bad_request("messages", "expected a list of Pi messages")
@@ -214,7 +222,7 @@ def _codex_notify(request: dict[str, Any]) -> HookEvent:
         kind="stop",
         name="agent-turn-complete",
         session_id=_text(request, "thread-id"),
-        cwd=_text(request, "cwd"),
+        cwd=_path(request, "cwd"),
         prompt="\n\n".join(messages) if messages else None,
         last_assistant_message=_text(request, "last-assistant-message"),
         turn_id=_text(request, "turn-id"),
@@ -234,7 +242,7 @@ def _generic(request: dict[str, Any]) -> HookEvent:
         kind=kind,
         name="pair" if kind == "stop" else kind,
         session_id=session,
-        cwd=_text(request, "cwd"),
+        cwd=_path(request, "cwd"),
         prompt=user,
         last_assistant_message=assistant,
         timestamp=_stamp(request, "at"),

@@ -46,6 +46,8 @@ class Setting:
             not isinstance(value, list) or not all(isinstance(v, str) for v in value)
         ):
             return "expected a list of strings"
+        if self.kind in (str, list) and any("\x00" in v for v in ([value] if self.kind is str else value)):
+            return "expected text without NUL characters"  # paths, programs, names: the OS refuses NUL
         if self.choices is not None and value not in self.choices:
             return "expected one of " + ", ".join(_show(c) for c in self.choices)
         return None
