@@ -4,7 +4,8 @@
 - no control characters (newlines included), no bidirectional overrides or line separators;
 - no instruction-injection markers (`</system>`, "ignore previous instructions", chat-template tokens…);
 - no credentials or secrets (private keys, provider tokens, JWTs, bearer headers, credential URLs,
-  `password=…` assignments, long random-looking strings).
+  `password=…` assignments, long random-looking strings), nor anything else the redactor that guards
+  every stored text would change (e-mail addresses, phone numbers, home folders).
 
 Length, emptiness and control characters are request errors (`bad_request`, exit 2); injection
 markers and secrets are refused by policy (`refused`, exit 3). Messages name the field, never the text.
@@ -68,11 +69,24 @@ def _looks_random(token: str) -> bool:
     return digits >= 4 and letters >= 8 and not token.replace("-", "").replace("_", "").isalpha()
 
 
+_MARKER = re.compile(r"\[REDACTED:([a-z0-9_]+)\]")
+
+
 def secret_kinds(text: str) -> list[str]:
-    """Which secret patterns occur in text (names only, never the match)."""
+    """Which secret patterns occur in text (names only, never the match): the habit patterns above, then
+    anything the redactor that guards every other stored text would change (its token kinds, e-mail
+    addresses, phone numbers, home folders) or still flags."""
+    from habitus.redact import looks_sensitive, redact
+
     found = [name for name, pattern in SECRETS if pattern.search(text)]
     if any(_looks_random(m.group(0)) for m in _LONG_TOKEN.finditer(text)):
         found.append("random_token")
+    clean, count = redact(text)
+    if count:
+        markers = set(_MARKER.findall(clean)) - set(_MARKER.findall(text))
+        found += sorted(markers - set(found)) or ["personal_data"]
+    elif looks_sensitive(text):
+        found.append("sensitive")
     return found
 
 
@@ -98,8 +112,8 @@ def clean_field(name: str, value: object, *, limit: int = MAX_CHARS) -> str:
     if kinds:
         raise HabitusError(
             "refused",
-            f"request.{name}: contains what looks like a credential or secret ({', '.join(kinds)})",
-            hint="habits must never hold credentials; describe the behaviour instead",
+            f"request.{name}: contains what looks like a credential, secret or personal data ({', '.join(kinds)})",
+            hint="habits must never hold credentials or personal data; describe the behaviour instead",
             reason="secret",
         )
     return text
