@@ -131,9 +131,7 @@ def quarantine(
     answer: str,
 ) -> None:
     """Keep a refused model answer (redacted, bounded) for inspection; drop the oldest beyond the cap."""
-    from habitus.redact import redact
-
-    text, _ = redact(answer)
+    text = _redacted_answer(answer)
     rows.insert(
         conn,
         "analyze_quarantine",
@@ -153,6 +151,25 @@ def quarantine(
         "(SELECT id FROM analyze_quarantine ORDER BY id DESC LIMIT ?)",
         (QUARANTINE_KEEP,),
     )
+
+
+WITHHELD = "[habitus: answer withheld: it still looked like a secret after redaction]"
+
+
+def _redacted_answer(answer: str) -> str:
+    """A model answer made safe to store. An answer is JSON text, where strings are escaped (`\\"`,
+    `\\n`), so the redactor's patterns (`"password": "..."`, a PEM key over several lines) would not match
+    the raw text: a parsed answer is redacted value by value (secret-named keys lose their values);
+    one that does not parse (cut at the size cap) is unescaped first. What still looks sensitive is
+    withheld whole."""
+    from habitus.redact import looks_sensitive, redact, redact_obj
+
+    try:
+        text = io.dumps(redact_obj(io.loads(answer))[0]).decode()
+    except (ValueError, TypeError):  # not JSON, or nested deeper than it can be written back
+        text = answer.replace('\\"', '"').replace("\\n", "\n").replace("\\/", "/").replace("\\\\", "\\")
+    text, _ = redact(text)
+    return WITHHELD if looks_sensitive(text) else text
 
 
 def record_run(conn: sqlite3.Connection, run: dict[str, Any]) -> None:
