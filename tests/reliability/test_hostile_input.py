@@ -421,6 +421,7 @@ def test_any_json_object_is_a_request_or_a_clean_refusal(
         max_examples=int(os.environ.get("HABITUS_FUZZ_EXAMPLES", "15")),
         deadline=None,
         database=None,
+        print_blob=True,  # a failure prints @reproduce_failure(...) to replay it exactly
         suppress_health_check=list(HealthCheck),
     )
     @given(request=strategy)
