@@ -21,11 +21,21 @@ MAX_IDS = 100
 def ledger_rows(check: Check) -> Iterator[dict[str, Any]]:
     """Every checksummed ledger row (habits, evidence, relations, audit, vectors, snapshots) and the
     audit chain. Codes: row_checksum (per table, with the keys of the bad rows), audit_chain."""
-    from habitus.habits import rows
+    import sqlite3
 
     conn = check.conn
     assert conn is not None
     present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    factory, conn.row_factory = conn.row_factory, sqlite3.Row  # the row checks read columns by name
+    try:
+        yield from _ledger_rows(conn, present)
+    finally:
+        conn.row_factory = factory
+
+
+def _ledger_rows(conn: Any, present: set[str]) -> Iterator[dict[str, Any]]:
+    from habitus.habits import rows
+
     for table in rows.FIELDS:
         if table not in present:
             continue
