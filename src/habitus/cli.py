@@ -123,8 +123,9 @@ def _fail(exc: BaseException, argv: list[str]) -> int:
 
         traceback.print_exception(exc, file=sys.stderr)
     harness = _argv_value(argv, "--harness")
-    if harness is not None:
+    if harness is not None and next((a for a in argv if not a.startswith("-")), None) != "hooks":
         # Hook mode: a harness reads exit 2 as "block", so every failure is silent and logged.
+        # (`habitus hooks ... --harness` names a harness to configure; it is not a hook.)
         _log_hook_failure(error, argv, harness)
         return 0
     io.emit_error(error)

@@ -1,7 +1,8 @@
 """Merge habitus's hooks into a harness's JSON settings file, changing nothing else.
 
 - The file must be a regular file holding one JSON object (or be absent); `hooks`, when present, an
-  object of event -> list of groups, each group an object whose `hooks` is a list. Anything else
+  object in which each event habitus writes is a list of groups, each group an object whose `hooks` is
+  a list (other keys under `hooks`, such as Gemini's `enabled`, are left as they are). Anything else
   (unparseable JSON, a comment, another shape, more than MAX_BYTES) is `settings_invalid` (exit 3) and
   a symbolic link is `symlink_refused` (exit 3): the file is left as it is.
 - Merge: per event, habitus's handlers already there (found by `is_ours`: any path to habitus, any
@@ -84,17 +85,18 @@ def merge(
     hooks = merged.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise _invalid(path, "its hooks is not an object")
-    for event, groups in hooks.items():
-        if not isinstance(groups, list) or not all(
-            isinstance(g, dict) and isinstance(g.get("hooks", []), list) for g in groups
-        ):
-            raise _invalid(path, f"hooks.{event} is not a list of groups with a hooks list")
     summary: dict[str, Any] = {"added": [], "removed": [], "kept": 0}
     wanted_hooks: dict[str, list[dict[str, Any]]] = {
         event: [h for group in groups for h in group["hooks"]] for event, groups in wanted["hooks"].items()
     }
     for event in [*hooks, *(e for e in wanted_hooks if e not in hooks)]:
         groups = hooks.get(event, [])
+        if not isinstance(groups, list) or not all(
+            isinstance(g, dict) and isinstance(g.get("hooks", []), list) for g in groups
+        ):
+            if event in wanted_hooks:
+                raise _invalid(path, f"hooks.{event} is not a list of groups with a hooks list")
+            continue  # not an event habitus writes (Gemini's hooks.enabled, hooks.disabled): untouched
         present = [h for g in groups for h in g.get("hooks", []) if is_ours(h)]
         target = wanted_hooks.get(event, [])
         if present == target:
