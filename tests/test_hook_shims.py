@@ -10,7 +10,11 @@ harness's own reply.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +24,7 @@ from advise_helpers import Transcript, enable
 from conftest import BIN, run, run_process
 from obs_helpers import enable as enable_capture
 from obs_helpers import payloads
+from pi_helpers import extension_as_commonjs
 
 HABIT = {
     "condition": "When about to call a release ready",
@@ -261,3 +266,87 @@ def test_generic_pipelines(state_root: Path) -> None:
     )
     assert status == 0 and "shows no sign of the behaviour" in json.loads(out)["additionalContext"]
     assert len(payloads(state_root)) == 1
+
+
+# -- Pi: the extension under node, against a fake Pi ---------------------------------------------------
+
+PI_DRIVER = """
+const ext = require(process.argv[2]);
+const handlers = {};
+ext({ on: (name, fn) => { handlers[name] = fn; } });
+const ctx = { cwd: process.argv[3], sessionManager: { getSessionId: () => "pi-1", getSessionFile: () => undefined } };
+const step = process.argv[4];
+const text = (role, t) => ({ role, content: [{ type: "text", text: t }], stopReason: role === "assistant" ? "stop" : undefined, timestamp: 1763685465041 });
+(async () => {
+  const prompt = step === "first" ? process.argv[5] : process.argv[6];
+  const reply = await handlers.before_agent_start({ type: "before_agent_start", prompt, systemPrompt: "SYSTEM" }, ctx);
+  process.stdout.write(JSON.stringify(reply === undefined ? null : reply) + "\\n");
+  if (step === "first") {
+    await handlers.agent_end({ type: "agent_end", messages: [text("user", prompt), text("assistant", process.argv[7])] }, ctx);
+  }
+})();
+"""
+
+
+def pi(tmp_path: Path, step: str, env: dict[str, str]) -> dict[str, Any] | None:
+    done = subprocess.run(
+        [
+            "node",
+            str(tmp_path / "drive.js"),
+            str(tmp_path / "ext.js"),
+            str(tmp_path),
+            step,
+            PROMPT,
+            NEXT,
+            CLAIM,
+        ],
+        capture_output=True,
+        timeout=TIMEOUT,
+        env={**os.environ, **env},
+        check=False,
+    )
+    assert done.returncode == 0 and done.stderr == b"", done.stderr[-2000:]
+    return json.loads(done.stdout.splitlines()[0])  # type: ignore[no-any-return]
+
+
+def until(check: Callable[[], bool]) -> None:
+    for _ in range(400):  # the extension does not wait for what it starts on agent_end
+        if check():
+            return
+        time.sleep(0.05)
+    raise AssertionError("timed out")
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_the_pi_extension_runs_the_whole_loop(state_root: Path, tmp_path: Path) -> None:
+    habit = prepare(state_root)
+    (tmp_path / "ext.js").write_text(extension_as_commonjs("habitus.ts", "habitusExtension"))
+    (tmp_path / "drive.js").write_text(PI_DRIVER)
+    env = {"HABITUS_BIN": str(BIN / "habitus"), "HABITUS_HOME": str(state_root)}
+
+    first = pi(tmp_path, "first", env)
+    assert first is not None and first["systemPrompt"].startswith("SYSTEM\n\nMemory index (habitus")
+    assert FACT in first["systemPrompt"] and HABIT["behavior"] in first["systemPrompt"]
+    until(lambda: bool(payloads(state_root)) and run(["status"]).result["advise"]["reviews"] == 1)
+    assert [(p["user"], p["assistant"]) for p in payloads(state_root)] == [(PROMPT, CLAIM)]
+
+    second = pi(tmp_path, "second", env)
+    assert second is not None and habit in second["systemPrompt"]
+    assert "shows no sign of the behaviour" in second["systemPrompt"]
+    assert HABIT["behavior"] + "\nSelected" not in second["systemPrompt"]  # no guidance for this prompt
+    assert not (state_root / "errors.jsonl").exists()
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_the_pi_extension_leaves_the_prompt_alone_when_habitus_fails(
+    state_root: Path, tmp_path: Path
+) -> None:
+    prepare(state_root)
+    (tmp_path / "ext.js").write_text(extension_as_commonjs("habitus.ts", "habitusExtension"))
+    (tmp_path / "drive.js").write_text(PI_DRIVER)
+    assert pi(tmp_path, "second", {"HABITUS_BIN": str(tmp_path / "no-such-habitus")}) is None
+    for name_ in ("ledger.sqlite", "memory.sqlite"):
+        (state_root / name_).write_bytes(b"garbage" * 100)
+    env = {"HABITUS_BIN": str(BIN / "habitus"), "HABITUS_HOME": str(state_root)}
+    assert pi(tmp_path, "second", env) is None
+    assert len((state_root / "errors.jsonl").read_text().splitlines()) == 3  # index, select, advise
