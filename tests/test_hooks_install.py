@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BIN, run, run_process
+from conftest import BIN, REPO, run, run_process
 from habitus import hooks
 from habitus.hooks import settings
 
@@ -233,3 +233,13 @@ def test_an_empty_file_counts_as_an_empty_object(home: Path) -> None:
     result = install()
     assert result["changed"] and Path(result["backup"]).read_bytes() == b""
     assert set(json.loads(path.read_text())) == {"hooks"}
+
+
+@pytest.mark.parametrize(
+    ("harness", "heading"), [("claude-code", "Claude Code"), ("codex", "Codex CLI"), ("gemini", "Gemini CLI")]
+)
+def test_readme_shows_exactly_what_hooks_print_prints(harness: str, heading: str) -> None:
+    readme = (REPO / "README.md").read_text()
+    section = readme.split(f"\n### {heading}\n", 1)[1].split("\n### ", 1)[0]
+    block = section.split("```json\n", 1)[1].split("\n```", 1)[0]
+    assert json.loads(block) == hooks.snippet(harness, ["/home/me/.local/bin/habitus"])
