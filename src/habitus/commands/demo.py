@@ -44,8 +44,11 @@ def cli(keep: bool) -> None:
     started = time.monotonic()
     failed = None
     try:
-        click.echo("# habitus demo: the whole loop, offline, in a temporary folder. To type along:")
-        click.echo(f"$ cd {work} && export HABITUS_HOME=$PWD/state\n")
+        click.echo(f"# habitus demo: the whole loop, offline, in {work} (HABITUS_HOME={work}/state).")
+        if keep:
+            click.echo(f"# To type along afterwards: cd {work} && export HABITUS_HOME=$PWD/state\n")
+        else:
+            click.echo("# The folder is removed at the end; `habitus demo --keep` keeps it to type along.\n")
         for number, step in enumerate(tour(work), start=1):
             click.echo(f"# {number}. {step.title}")
             click.echo(f"$ {step.command}    # {step.seconds:.2f} s")

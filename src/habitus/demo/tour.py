@@ -133,6 +133,13 @@ def _about_reading(item: dict[str, Any]) -> bool:
     return "whole file" in str(item.get("behavior", "")).lower()
 
 
+def _turn_on(run: _Runner, feature: str, title: str) -> Step:
+    key = f"{feature}.enabled"
+    step, result = run.call(title, ["config", "set", key, "true"])
+    _expect(step, bool(result) and result.get("value") is True, f"{key} should now be true")
+    return step
+
+
 def tour(work: Path) -> Iterator[Step]:
     """Run the loop in `work` (state root `work/state`); yield each step as it finishes."""
     state = work / "state"
@@ -144,10 +151,7 @@ def tour(work: Path) -> Iterator[Step]:
     days = sorted({t["at"][:10] for t in history})
     (work / "conversation.jsonl").write_text("".join(json.dumps(t) + "\n" for t in history))
 
-    step, result = run.call(
-        "Capture is off until you turn it on.", ["config", "set", "capture.enabled", "true"]
-    )
-    _expect(step, bool(result) and result.get("value") is True, "capture.enabled should now be true")
+    step = _turn_on(run, "capture", "Capture is off until you turn it on.")
     yield step
     if step.problem:
         return
@@ -321,10 +325,7 @@ def tour(work: Path) -> Iterator[Step]:
     if step.problem:
         return
 
-    step, result = run.call(
-        "Advice is off until you turn it on.", ["config", "set", "advise.enabled", "true"]
-    )
-    _expect(step, bool(result) and result.get("value") is True, "advise.enabled should now be true")
+    step = _turn_on(run, "advise", "Advice is off until you turn it on.")
     yield step
     if step.problem:
         return
