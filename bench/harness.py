@@ -80,13 +80,3 @@ def machine() -> str:
     except (OSError, ValueError, IndexError):
         memory = "unknown memory"
     return f"{platform.system()} {platform.machine()}, {cores} cores, {memory}, Python {platform.python_version()}"
-
-
-def table(rows: list[Row]) -> str:
-    lines = ["| benchmark | median | runs | target | ok | note |", "|---|---:|---:|---|---|---|"]
-    for row in rows:
-        ok = "" if row.ok is None else ("yes" if row.ok else "**NO**")
-        lines.append(
-            f"| {row.name} | {row.median_ms:.1f} ms | {row.runs} | {row.target} | {ok} | {row.note} |"
-        )
-    return "\n".join(lines)

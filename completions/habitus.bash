@@ -15,6 +15,7 @@ _habitus() {
             "|demo") node="demo" ;;
             "|eval") node="eval" ;;
             "|habit") node="habit" ;;
+            "|hooks") node="hooks" ;;
             "|memory") node="memory" ;;
             "|model") node="model" ;;
             "|restore") node="restore" ;;
@@ -46,6 +47,8 @@ _habitus() {
             "habit|recheck") node="habit recheck" ;;
             "habit|reject") node="habit reject" ;;
             "habit|show") node="habit show" ;;
+            "hooks|install") node="hooks install" ;;
+            "hooks|print") node="hooks print" ;;
             "memory|export") node="memory export" ;;
             "memory|import") node="memory import" ;;
             "memory|index") node="memory index" ;;
@@ -151,6 +154,10 @@ _habitus() {
         "habit reject|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit show|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit show|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "hooks install|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini" -- "$cur")); return ;;
+        "hooks install|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "hooks print|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini" -- "$cur")); return ;;
+        "hooks print|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "memory export|--store") COMPREPLY=($(compgen -W "global project" -- "$cur")); return ;;
         "memory export|--out") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "memory export|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -259,7 +266,7 @@ _habitus() {
         "verify|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
     esac
     case "$node" in
-        "") COMPREPLY=($(compgen -W "advise analyze backup capture config dedupe demo eval habit memory model restore schedule select status verify --help --version -V" -- "$cur")) ;;
+        "") COMPREPLY=($(compgen -W "advise analyze backup capture config dedupe demo eval habit hooks memory model restore schedule select status verify --help --version -V" -- "$cur")) ;;
         "advise") COMPREPLY=($(compgen -W "mute mutes resume unmute --format --harness --help --pretty --root --transcript --wait" -- "$cur")) ;;
         "advise mute") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "advise mutes") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
@@ -293,6 +300,9 @@ _habitus() {
         "habit recheck") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "habit reject") COMPREPLY=($(compgen -W "--checksum --help --pretty --root --wait" -- "$cur")) ;;
         "habit show") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
+        "hooks") COMPREPLY=($(compgen -W "install print --help" -- "$cur")) ;;
+        "hooks install") COMPREPLY=($(compgen -W "--harness --help --pretty --project --root" -- "$cur")) ;;
+        "hooks print") COMPREPLY=($(compgen -W "--harness --help --root" -- "$cur")) ;;
         "memory") COMPREPLY=($(compgen -W "export import index index-vectors observe pin prune recall reflect remove repair retain retrieve unpin verify --help" -- "$cur")) ;;
         "memory export") COMPREPLY=($(compgen -W "--help --out --pretty --root --store --wait" -- "$cur")) ;;
         "memory import") COMPREPLY=($(compgen -W "--help --pretty --root --store --wait" -- "$cur")) ;;

@@ -30,6 +30,10 @@ def state_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "state"
     monkeypatch.setenv("HABITUS_HOME", str(home))
     monkeypatch.delenv("HABITUS_DEBUG", raising=False)
+    # `habitus hooks install` writes harness settings under these: never the real user's files
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
     return home
 
 

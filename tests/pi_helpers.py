@@ -1,4 +1,4 @@
-"""Run the Pi extensions in integrations/pi/ under node: their TypeScript as CommonJS, types removed."""
+"""Run the Pi extension (integrations/pi/habitus.ts) under node: its TypeScript as CommonJS, types removed."""
 
 from __future__ import annotations
 

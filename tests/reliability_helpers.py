@@ -21,6 +21,9 @@ HARNESSES = ("claude-code", "codex", "gemini", "pi", "generic")
 # not read stdin fails the same way whatever stdin holds. A new command with a required parameter
 # must be added here (test_every_required_parameter_has_a_filler fails until it is).
 REQUIRED: dict[tuple[str, ...], list[str]] = {
+    # `hooks` takes --harness to name the settings file to write, not to enter hook mode
+    ("hooks", "install"): ["--harness", "claude-code"],
+    ("hooks", "print"): ["--harness", "claude-code"],
     ("advise", "mute"): ["0123456789ab"],
     ("advise", "unmute"): ["0123456789ab"],
     ("config", "unset"): ["capture.retention_days"],
@@ -73,7 +76,7 @@ def invocations() -> list[list[str]]:
         names = option_names(command)
         if "nl" in names:
             out.append([*base, "--nl"])
-        if "harness" in names:
+        if "harness" in names and path[0] != "hooks":
             out.extend([*base, "--harness", h] for h in HARNESSES)
     return out
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from advise_helpers import CASES, CATALOG, catalog, enable
+from advise_helpers import CASES, CATALOG, catalog, declare, enable
 from conftest import SHARED, needs_shared, run
 from habit_seed import seed_habits
 from habitus.advise import review
@@ -28,6 +28,27 @@ def test_labelled_slices_raise_no_false_positive(name: str) -> None:
     assert report["fp"] == 0, report["misses"]
     assert report["precision"] == 1.0 and report["recall"] >= SETS[name], report["misses"]
     assert set(report["categories"]) >= {"applies", "evidence"}
+
+
+@pytest.mark.parametrize(
+    ("answer", "flagged"),
+    [
+        ("Bumped to 0.6.0; all 53 tests pass and ruff is clean. The release is ready to tag.", True),
+        ("I built the wheel, installed it in a clean venv and ran it. The release is ready to tag.", False),
+    ],
+)
+def test_a_status_word_is_no_sign_of_the_behaviour(state_root: Path, answer: str, flagged: bool) -> None:
+    """A status word ("ruff is clean") is no sign of "install it in a clean venv"."""
+    enable(state_root)
+    habit = declare(
+        "When about to call a release ready",
+        "Do build the wheel, install it in a clean venv and run it first.",
+    )
+    pair = {"user": "bump to 0.6.0. is it release ready?", "assistant": answer, "session": "s"}
+    done = run(["advise"], pair)
+    assert done.exit == 0, done.stderr
+    note = done.result["note"]
+    assert (note is not None and note["habit"] == habit) if flagged else note is None
 
 
 def test_eval_refuses_a_malformed_case_file(tmp_path: Path) -> None:

@@ -90,6 +90,17 @@ def test_directives_lose_markers_swearing_and_one_off_tails() -> None:
     assert directive.text == "never log from library code"
 
 
+def test_a_rule_that_names_its_situation_keeps_its_steps() -> None:
+    [directive] = read_message(
+        "no. always build the wheel, install it in a clean venv and run it before you call a release ready"
+    ).directives
+    assert directive.text.endswith("install it in a clean venv and run it before you call a release ready")
+    [directive] = read_message("again: before you push, run the linter, fix it").directives
+    assert directive.text == "before you push, run the linter"  # a one-word step is still a one-off
+    [directive] = read_message("no, use the csv module, install it in a clean venv").directives
+    assert directive.text == "use the csv module"  # no situation: a task's next step
+
+
 def test_an_elaboration_belongs_to_the_correction_before_it() -> None:
     first, second = read_message("no, don't mock the database. use a real sqlite file").directives
     assert first.marked and not second.marked

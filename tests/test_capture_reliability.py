@@ -134,10 +134,13 @@ def test_fault_injection_is_inert_without_its_variable(state_root: Path) -> None
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_the_pi_extension_sends_a_finished_run_to_habitus(state_root: Path, tmp_path: Path) -> None:
     enable(state_root)
-    (tmp_path / "ext.js").write_text(extension_as_commonjs("habitus-capture.ts", "habitusCapture"))
+    (tmp_path / "ext.js").write_text(extension_as_commonjs("habitus.ts", "habitusExtension"))
     done = tmp_path / "done"
     wrapper = tmp_path / "habitus-wrapper"
-    wrapper.write_text(f'#!/bin/sh\n"{BIN / "habitus"}" "$@"\necho $? > "{done}"\n')
+    # The extension also runs memory, select and advise; only capture's end is waited for here.
+    wrapper.write_text(
+        f'#!/bin/sh\n"{BIN / "habitus"}" "$@"\nstatus=$?\n[ "$1" = capture ] && echo $status > "{done}"\nexit 0\n'
+    )
     wrapper.chmod(0o755)
     driver = tmp_path / "drive.js"
     driver.write_text(

@@ -207,7 +207,7 @@ JSON_VALUES = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
     max_leaves=8,
 )
-# Slugs that look like a secret ("sk-0-0-0-...") are refused by design; the property is about the rest.
+# A slug shaped like a key ("sk-0-0-0-0-0-0-0-0-0-00") is refused, not stored: not this property's concern.
 SLUGS = st.from_regex(records.SLUG_RE, fullmatch=True).filter(
     lambda s: len(s) <= 64 and not looks_sensitive(s)
 )

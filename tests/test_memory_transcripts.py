@@ -238,7 +238,7 @@ def test_the_pi_extension_injects_the_index_and_observes_the_session(
 ) -> None:
     record = mem("retain", "Never force-push to main").result["memory"]
     session = shutil.copy(FIXTURES / "pi-excerpt.jsonl", tmp_path / "pi-session.jsonl")
-    (tmp_path / "ext.js").write_text(extension_as_commonjs("habitus-memory.ts", "habitusMemory"))
+    (tmp_path / "ext.js").write_text(extension_as_commonjs("habitus.ts", "habitusExtension"))
     driver = tmp_path / "drive.js"
     driver.write_text(
         """

@@ -56,10 +56,3 @@ def test_closed_stdout_is_quiet(state_root: Path) -> None:
     pipeline = f"{BIN / 'habitus'} config describe --pretty | head -c 10 >/dev/null"
     done = subprocess.run(["sh", "-c", pipeline], capture_output=True, timeout=60)
     assert b"Traceback" not in done.stderr
-
-
-def test_demo_runs() -> None:
-    out = run_process(["demo"], timeout=120)
-    assert out.exit == 0, out.stderr
-    assert b"$ habitus config set capture.enabled true" in out.stdout
-    assert b"every step succeeded" in out.stdout

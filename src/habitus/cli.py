@@ -24,12 +24,16 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "capture": ("habitus.commands.capture", "Store hook events and transcripts as redacted observations."),
     "config": ("habitus.commands.config", "Read and change settings in config.toml."),
     "dedupe": ("habitus.commands.dedupe", "Find and resolve possible duplicate habits."),
-    "demo": ("habitus.commands.demo", "Run a short guided tour on a temporary state root."),
+    "demo": ("habitus.commands.demo", "Run the whole loop offline on a temporary state root."),
     "eval": (
         "habitus.commands.eval",
         "Measure habitus on a labelled set: precision, recall and a confusion table.",
     ),
     "habit": ("habitus.commands.habit", "Review habits: list, show, declare, approve, reject, ..."),
+    "hooks": (
+        "habitus.commands.hooks",
+        "Print or install hook settings for Claude Code, Codex CLI and Gemini CLI.",
+    ),
     "memory": ("habitus.commands.memory", "Retain, recall and retrieve durable memories."),
     "model": ("habitus.commands.model", "Manage local embedding models: add, list, use, remove."),
     "restore": ("habitus.commands.restore", "Restore the state root from a backup."),
@@ -119,8 +123,9 @@ def _fail(exc: BaseException, argv: list[str]) -> int:
 
         traceback.print_exception(exc, file=sys.stderr)
     harness = _argv_value(argv, "--harness")
-    if harness is not None:
+    if harness is not None and next((a for a in argv if not a.startswith("-")), None) != "hooks":
         # Hook mode: a harness reads exit 2 as "block", so every failure is silent and logged.
+        # (`habitus hooks ... --harness` names a harness to configure; it is not a hook.)
         _log_hook_failure(error, argv, harness)
         return 0
     io.emit_error(error)

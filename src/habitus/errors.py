@@ -59,6 +59,7 @@ CODES: dict[str, tuple[Exit, str]] = {
     "vectors_stale": (Exit.REFUSED, "cached vectors are missing or from another model; run habit recheck"),
     "disabled": (Exit.REFUSED, "the feature is turned off in config.toml (e.g. capture.enabled = false)"),
     "backup_invalid": (Exit.REFUSED, "a backup folder is incomplete, altered, or not a habitus backup"),
+    "settings_invalid": (Exit.REFUSED, "a harness settings file is not one JSON object of the known shape"),
     "state_locked": (Exit.BUSY, "another process holds the lock; retry or raise --wait"),
     "interrupted": (Exit.INTERRUPTED, "interrupted by a signal"),
 }

@@ -126,10 +126,10 @@ def write_result(result: dict[str, Any], *, pretty: bool = False) -> None:
         out.flush()
 
 
-def write_raw(obj: dict[str, Any]) -> None:
+def write_raw(obj: dict[str, Any], *, pretty: bool = False) -> None:
     """Write a harness-protocol object verbatim (no `v`): hook output belongs to the harness's format."""
     out = getattr(sys.stdout, "buffer", None)
-    data = orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
+    data = orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE | (orjson.OPT_INDENT_2 if pretty else 0))
     if out is None:
         sys.stdout.write(data.decode())
         sys.stdout.flush()

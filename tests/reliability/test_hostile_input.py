@@ -83,7 +83,7 @@ def isolated(state_root: Path, template: Path, tmp_path: Path, monkeypatch: pyte
 
 
 def hook_mode(args: list[str]) -> bool:
-    return "--harness" in args
+    return "--harness" in args and args[0] != "hooks"
 
 
 def logged(root: Path) -> list[dict[str, Any]]:

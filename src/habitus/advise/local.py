@@ -71,7 +71,7 @@ _GENERIC = frozenset(
         "use using make making get getting take go going work working thing things way something first "
         "before after always never new existing instead ask asks asked user users agent code change "
         "changes changing write writes writing add adding added one time times sure need needs want "
-        "file files run running step steps say says keep let also done try see show look check checking"
+        "file files run running step steps say says keep let also done try see show look check checking clean"
     )
 )
 _NEGATED = re.compile(

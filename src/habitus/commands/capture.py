@@ -21,7 +21,7 @@ from habitus.state.root import StateRoot
 
 MAN = {
     "stdin": "Hook mode (--harness): the harness's hook event object (Claude Code, Codex and Gemini hook "
-    "JSON; the event the Pi extension integrations/pi/habitus-capture.ts sends; generic "
+    "JSON; the event the Pi extension integrations/pi/habitus.ts sends; generic "
     '{"user","assistant","session","at"}). With --transcript: not read. Otherwise: one pair '
     '{"user": "...", "assistant": "...", "session": "...", "at": "..."}, or one per line with --nl.',
     "stdout": 'Hook mode: nothing. Otherwise: {"v":1,"appended","duplicates","redactions",'

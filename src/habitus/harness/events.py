@@ -26,7 +26,7 @@ Protocols followed (as published; checked 2026-11):
   `PreCompress` `trigger`. Context: `hookSpecificOutput: {hookEventName: "BeforeAgent"|"SessionStart"|
   "AfterTool", additionalContext}`; an AfterAgent retry is `{"decision": "deny", "reason": ...}`.
 - Pi has no process hooks: extensions subscribe to events in-process (badlogic/pi-mono
-  `packages/coding-agent/docs/extensions.md`). habitus ships `integrations/pi/habitus-capture.ts`, which
+  `packages/coding-agent/docs/extensions.md`). habitus ships `integrations/pi/habitus.ts`, which
   sends `{"hook_event_name": <pi event type>, "session_id", "session_file", "cwd", "prompt",
   "messages", "timestamp"}` on stdin. Pi event names: `before_agent_start` (prompt), `agent_end` (the
   run's messages), `session_start`, `session_shutdown`, `session_before_compact`, `tool_execution_end`.

@@ -352,6 +352,7 @@ def _object_is_pronoun(text: str) -> bool:
 
 
 _TAIL_CLAUSE = re.compile(r"[.,;:!]\s*([^.,;:!]*)$")
+_SITUATED = re.compile(r"\b(?:before|when|whenever)\b", re.IGNORECASE)
 
 
 def clean(text: str) -> str:
@@ -361,13 +362,18 @@ def clean(text: str) -> str:
     text, _ = _strip_lead(text)
     text = re.sub(r"\s*\b(please|this time)\b", "", text, flags=re.IGNORECASE)
     text = re.sub(r",\s*always\s*(?=[.!]|$)", "", text, flags=re.IGNORECASE)
+    # A directive that names when it applies ("before you call a release ready") is a rule, so a
+    # step in it that points back with a pronoun ("build the wheel, install it and run it") belongs
+    # to the rule; without that, "..., reword it" is a one-off command about this task.
+    situated = _SITUATED.search(text) is not None
     for _ in range(3):
         tail = _TAIL_CLAUSE.search(text.rstrip(" .!?"))
         if not tail or len(content_words(text[: tail.start()])) < 2:
             break
         clause = _strip_lead(tail.group(1))[0]
         one_off = _starts_imperative(clause) and (
-            _object_is_pronoun(clause) or len(content_words(clause)) <= 1
+            (_object_is_pronoun(clause) and not (situated and len(content_words(clause)) >= 2))
+            or len(content_words(clause)) <= 1
         )
         if clause and not one_off:
             break

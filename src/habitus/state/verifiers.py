@@ -7,7 +7,6 @@ what "intact" means (the same code that refuses a tampered row at run time repor
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -22,12 +21,22 @@ MAX_IDS = 100
 def ledger_rows(check: Check) -> Iterator[dict[str, Any]]:
     """Every checksummed ledger row (habits, evidence, relations, audit, vectors, snapshots) and the
     audit chain. Codes: row_checksum (per table, with the keys of the bad rows), audit_chain."""
-    from habitus.habits import rows
 
     conn = check.conn
     assert conn is not None
-    conn.row_factory = sqlite3.Row  # rows.verify reads columns by name
     present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    import sqlite3
+
+    factory, conn.row_factory = conn.row_factory, sqlite3.Row  # the row checks read columns by name
+    try:
+        yield from _ledger_rows(conn, present)
+    finally:
+        conn.row_factory = factory
+
+
+def _ledger_rows(conn: Any, present: set[str]) -> Iterator[dict[str, Any]]:
+    from habitus.habits import rows
+
     for table in rows.FIELDS:
         if table not in present:
             continue

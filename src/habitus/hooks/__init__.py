@@ -1,0 +1,139 @@
+"""Harness hook configuration: which habitus command runs on which event, as each harness's settings.
+
+    snippet(harness, program, root) -> dict   the settings object to merge ({"hooks": {...}})
+    settings_path(harness, project)  -> Path  where that harness reads it
+    hooks.settings.install(...)                merge into the file (see that module)
+
+The commands per event follow each capability's hook protocol (README; habitus.harness.events):
+
+- Claude Code (~/.claude/settings.json, or $CLAUDE_CONFIG_DIR/settings.json; a repository's
+  .claude/settings.json): SessionStart -> memory index; UserPromptSubmit -> select, then advise (delivers
+  notes waiting for this prompt); Stop -> capture, advise; SubagentStop -> advise; SessionEnd and
+  PreCompact -> capture (a sweep of the transcript's tail for anything a Stop missed).
+- Codex CLI (~/.codex/hooks.json, or $CODEX_HOME/hooks.json; a repository's .codex/hooks.json; the same
+  shape as Claude Code's): the same, plus capture on UserPromptSubmit (remembers the prompt when a Stop
+  arrives without a transcript) and without SessionEnd, which Codex does not have.
+- Gemini CLI (~/.gemini/settings.json; a repository's .gemini/settings.json): SessionStart -> memory index;
+  BeforeAgent -> select, advise; AfterAgent -> capture, advise. Gemini's timeouts are milliseconds and
+  its entries carry a name.
+
+PostToolUse/AfterTool reviews are left out on purpose: each would start a process (and often the
+embedding model) after every tool call; without them advise reviews when the agent stops. Observational
+memory (`memory observe`) is left out too: with a language model configured it waits for the model.
+README shows the one entry to add for either.
+
+Timeouts (seconds): generous upper bounds, not expectations; every command answers in well under a
+second offline, and a harness that kills a hook loses only that hook's work.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+from typing import Any
+
+HARNESSES = ("claude-code", "codex", "gemini")
+
+# (event, habitus arguments after the program, timeout in seconds), in the order they run.
+_CAPTURE, _SELECT, _ADVISE, _INDEX = ("capture",), ("select",), ("advise",), ("memory", "index")
+TIMEOUTS = {_CAPTURE: 30, _SELECT: 30, _ADVISE: 90, _INDEX: 15}
+PLAN: dict[str, list[tuple[str, tuple[str, ...]]]] = {
+    "claude-code": [
+        ("SessionStart", _INDEX),
+        ("UserPromptSubmit", _SELECT),
+        ("UserPromptSubmit", _ADVISE),
+        ("Stop", _CAPTURE),
+        ("Stop", _ADVISE),
+        ("SubagentStop", _ADVISE),
+        ("SessionEnd", _CAPTURE),
+        ("PreCompact", _CAPTURE),
+    ],
+    "codex": [
+        ("SessionStart", _INDEX),
+        ("UserPromptSubmit", _CAPTURE),
+        ("UserPromptSubmit", _SELECT),
+        ("UserPromptSubmit", _ADVISE),
+        ("Stop", _CAPTURE),
+        ("Stop", _ADVISE),
+        ("SubagentStop", _ADVISE),
+        ("PreCompact", _CAPTURE),
+    ],
+    "gemini": [
+        ("SessionStart", _INDEX),
+        ("BeforeAgent", _SELECT),
+        ("BeforeAgent", _ADVISE),
+        ("AfterAgent", _CAPTURE),
+        ("AfterAgent", _ADVISE),
+    ],
+}
+# What the harness still needs besides the file (said in the install result and README).
+NOTES = {
+    "claude-code": "Claude Code reads settings.json at start: restart running sessions (or review them in /hooks).",
+    "codex": "Codex runs hooks.json entries once you have reviewed and trusted them (/hooks); versions "
+    "before hooks were on by default also need `[features] codex_hooks = true` in config.toml.",
+    "gemini": "Gemini CLI runs these once hooks are enabled in its settings (the switch depends on the "
+    "version: hooksConfig.enabled, hooks.enabled or tools.enableHooks).",
+}
+# A habitus command this module writes: the program, then one of these tails.
+_TAILS = {(*args, "--harness", harness) for harness in HARNESSES for args in TIMEOUTS}
+
+
+def command_line(program: list[str], args: tuple[str, ...], harness: str, root: str | None) -> str:
+    words = [*program, *args, "--harness", harness]
+    if root is not None:
+        words[len(program) + len(args) : len(program) + len(args)] = ["--root", root]
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def entry(harness: str, program: list[str], args: tuple[str, ...], root: str | None) -> dict[str, Any]:
+    """One hook handler object in the harness's format."""
+    timeout = TIMEOUTS[args]
+    item: dict[str, Any] = {"type": "command", "command": command_line(program, args, harness, root)}
+    if harness == "gemini":
+        return {"name": "habitus-" + "-".join(args), **item, "timeout": timeout * 1000}
+    return {**item, "timeout": timeout}
+
+
+def snippet(harness: str, program: list[str], root: str | None = None) -> dict[str, Any]:
+    """{"hooks": {event: [{"hooks": [handler, ...]}]}}: one group per event, habitus's handlers in order."""
+    events: dict[str, list[dict[str, Any]]] = {}
+    for event, args in PLAN[harness]:
+        events.setdefault(event, []).append(entry(harness, program, args, root))
+    return {"hooks": {event: [{"hooks": handlers}] for event, handlers in events.items()}}
+
+
+def is_ours(handler: Any) -> bool:
+    """Whether a hook handler runs a habitus command this module writes (any path to the program, any
+    --root), so that a re-install replaces it instead of adding a second one."""
+    if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
+        return False
+    try:
+        words = shlex.split(handler["command"])
+    except ValueError:
+        return False
+    if len(words) >= 3 and words[1:3] == ["-m", "habitus"]:
+        words = words[2:]
+    if not words or os.path.basename(words[0]) != "habitus":
+        return False
+    words = words[1:]
+    if "--root" in words:
+        at = words.index("--root")
+        words = words[:at] + words[at + 2 :]
+    return tuple(words) in _TAILS
+
+
+def settings_path(harness: str, project: Path | None) -> Path:
+    """The file the harness reads hooks from: the user's, or the repository's when `project` is given."""
+    if harness == "claude-code":
+        if project is not None:
+            return project / ".claude" / "settings.json"
+        base = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+        return Path(base) / "settings.json"
+    if harness == "codex":
+        if project is not None:
+            return project / ".codex" / "hooks.json"
+        base = os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
+        return Path(base) / "hooks.json"
+    folder = project if project is not None else Path(os.path.expanduser("~"))
+    return folder / ".gemini" / "settings.json"
