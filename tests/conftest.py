@@ -12,12 +12,19 @@ from typing import Any
 import orjson
 import pytest
 from click.testing import CliRunner
+from hypothesis import settings
 
 from habitus.cli import root as cli_root
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("HABITUS_SHARED", REPO.parent / "shared"))
 BIN = Path(sys.executable).parent  # the venv's bin/, where the console script lives
+
+# In CI, property tests draw the same examples on every run (derandomize), so a CI result never depends
+# on the luck of the draw; locally they keep exploring new examples.
+settings.register_profile("ci", derandomize=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 needs_shared = pytest.mark.skipif(
     not SHARED.is_dir(), reason="../shared is absent (real fixtures live there)"
