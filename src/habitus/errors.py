@@ -36,7 +36,6 @@ CODES: dict[str, tuple[Exit, str]] = {
     "ambiguous": (Exit.USAGE, "an ID prefix matches more than one record; the error lists the candidates"),
     "not_found": (Exit.FAILED, "the named record, file or id does not exist"),
     "io_error": (Exit.FAILED, "a file could not be read or written"),
-    "not_implemented": (Exit.FAILED, "the command is not implemented yet"),
     "model_error": (Exit.FAILED, "a configured language model failed, timed out or answered invalidly"),
     "issues_found": (Exit.FAILED, "a report-only check found issues (the report is on stdout)"),
     "failed": (Exit.FAILED, "an unexpected internal error"),
