@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from harness import HABITUS, Row, median_ms, temp_root, time_call, time_command
+from harness import HABITUS, REPO, Row, median_ms, temp_root, time_call, time_command
 
 SENTENCES = [
     f"When {situation}, {action} before anything else (case {i})"
@@ -27,15 +27,10 @@ SENTENCES = [
 def _seed(root: str, count: int) -> None:
     """`count` distinct approved habits, written through the production row sealing."""
     os.environ["HABITUS_HOME"] = root
-    from habitus.habits import rows
-    from habitus.habits.law import load as load_law
-    from habitus.habits.store import Ledger
-    from habitus.habits.wording import wording_checksum
-    from habitus.state.db import utc_now
+    sys.path.insert(0, str(REPO / "tests"))
+    from habit_seed import seed_habits
     from habitus.state.root import StateRoot
 
-    state = StateRoot.at(root)
-    law = load_law(state)
     topics = [
         "tests",
         "releases",
@@ -60,34 +55,17 @@ def _seed(root: str, count: int) -> None:
         "compare",
         "log",
     ]
-    with Ledger.open(state, wait=5) as ledger, ledger.tx():
-        for i in range(count):
-            condition = f"When working on {topics[i % 10]} in area {i // 10}"
-            behavior = f"Always {verbs[(i * 3) % 10]} the {topics[(i * 7) % 10]} first (rule {i})"
-            wording = wording_checksum(condition, behavior, 1)
-            now = utc_now()
-            rows.insert(
-                ledger.conn,
-                "habits",
-                {
-                    "id": f"h-{i:012x}",
-                    "condition": condition,
-                    "behavior": behavior,
-                    "polarity": 1,
-                    "confidence_bp": 8000,
-                    "status": "active",
-                    "origin": "declared",
-                    "candidate_key": None,
-                    "wording": wording,
-                    "approved_wording": wording,
-                    "approved_at": now,
-                    "law": law.fingerprint,
-                    "law_findings": "[]",
-                    "reason": None,
-                    "created_at": now,
-                    "updated_at": now,
-                },
-            )
+    seed_habits(
+        StateRoot.at(root),
+        (
+            {
+                "condition": f"When working on {topics[i % 10]} in area {i // 10}",
+                "behavior": f"Always {verbs[(i * 3) % 10]} the {topics[(i * 7) % 10]} first (rule {i})",
+                "polarity": 1,
+            }
+            for i in range(count)
+        ),
+    )
 
 
 def _scan_cold(root: str, runs: int) -> list[float]:
