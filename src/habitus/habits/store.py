@@ -133,11 +133,7 @@ def counts(conn: sqlite3.Connection) -> dict[str, int]:
 
 def status_counts(root: StateRoot, *, wait: float) -> dict[str, int] | None:
     """Habit counts by status for `habitus status`: read-only; None when there is no up-to-date ledger."""
-    store = ledger_store.store(root, wait=wait)
-    version = store.inspect()
-    if version is None or version < store.current_version:
-        return None
-    conn = store.open_read()
+    conn = ledger_store.store(root, wait=wait).open_current()
     if conn is None:
         return None
     try:

@@ -108,16 +108,13 @@ def _consumed_current(root: StateRoot, marks: dict[int, queue.Mark]) -> int | No
 
 def _read_marks(root: StateRoot, wait: float) -> dict[int, queue.Mark]:
     """Watermarks from the ledger, read-only (none when there is no ledger or it predates analyze)."""
-    store = ledger_store.store(root, wait=wait)
-    version = store.inspect()
-    if version is None or version < store.current_version:
+    conn = ledger_store.store(root, wait=wait).open_current()
+    if conn is None:
         return {}
-    conn = store.open_read()
     try:
         return queue.watermarks(conn)
     finally:
-        if conn is not None:
-            conn.close()
+        conn.close()
 
 
 def empty_result(analyzer: str, dry_run: bool) -> dict[str, Any]:

@@ -109,11 +109,7 @@ def summary(conn: sqlite3.Connection) -> dict[str, Any]:
 
 def status(root: StateRoot, *, wait: float) -> dict[str, Any] | None:
     """The selection-log summary, read-only; None when there is no up-to-date ledger."""
-    store = ledger_store.store(root, wait=wait)
-    version = store.inspect()
-    if version is None or version < store.current_version:
-        return None
-    conn = store.open_read()
+    conn = ledger_store.store(root, wait=wait).open_current()
     if conn is None:
         return None
     try:

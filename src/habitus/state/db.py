@@ -106,6 +106,23 @@ class Store:
 
     # -- opening ------------------------------------------------------------------------------
 
+    def open_current(self) -> sqlite3.Connection | None:
+        """A read-only connection when the store exists at this program's schema version; None when it
+        is absent or not migrated yet (report-style readers show "nothing yet" then). Newer, unknown
+        or corrupt state is still refused. One connection: version check and reads share it."""
+        if not self.exists():
+            return None
+        conn = self._connect_ro()
+        try:
+            version = self._checked_version(conn, writable=True)
+        except BaseException:
+            conn.close()
+            raise
+        if version < self.current_version:
+            conn.close()
+            return None
+        return conn
+
     def open_read(self) -> sqlite3.Connection | None:
         """A read-only connection, or None when the store does not exist. Never creates or migrates."""
         if not self.exists():
