@@ -165,6 +165,11 @@ def _open(root: Path, *, create: bool) -> int | None:
             if exc.errno == errno.ELOOP:
                 raise HabitusError("symlink_refused", f"{path} is a symbolic link") from None
             raise HabitusError("io_error", f"{path}: {exc.strerror}") from None
+        try:
+            files.check_regular(path, os.fstat(fd))
+        except BaseException:
+            os.close(fd)
+            raise
     _fds[root] = fd
     return fd
 

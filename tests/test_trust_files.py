@@ -1,0 +1,138 @@
+"""State files are what they should be, and the state root is nobody else's.
+
+Real processes with a timeout: a FIFO that hung a command would fail the test by timing out, not hang
+the suite. Every refusal leaves the outside file untouched and answers its own error code.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import run, run_process
+
+
+def _seed(state_root: Path) -> None:
+    assert run(["config", "set", "capture.enabled", "true"]).exit == 0
+    assert run(["memory", "retain", "the staging host is kestrel"]).exit == 0
+
+
+@pytest.mark.parametrize("name", ["config.toml", "law.md", "locks/state.lock", "errors.jsonl"])
+def test_a_fifo_in_the_root_is_refused_without_hanging(state_root: Path, name: str) -> None:
+    _seed(state_root)
+    target = state_root / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.unlink(missing_ok=True)
+    os.mkfifo(target, 0o600)
+    out = run_process(["status"], timeout=20)
+    if name in ("errors.jsonl", "law.md"):
+        assert out.exit in (0, 3)  # status does not need these; a FIFO there must not hang it
+    else:
+        assert out.exit == 3 and out.error["code"] == "special_file_refused", out.stderr
+    report = run_process(["verify"], timeout=20)
+    if name == "locks/state.lock":  # verify takes the state lock too: a clear refusal
+        assert report.exit == 3 and report.error["code"] == "special_file_refused"
+        return
+    assert report.exit == 1
+    assert any(i["code"] == "special_file" for i in orjson.loads(report.stdout)["issues"])
+    hook = run_process(
+        ["select", "--harness", "claude-code"],
+        {"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "hi", "cwd": "/"},
+        timeout=20,
+    )
+    assert hook.exit == 0 and hook.stdout == b""
+
+
+@pytest.mark.parametrize("name", ["memory.sqlite", "memory.sqlite-wal", "config.toml", "errors.jsonl"])
+def test_a_hard_link_is_refused_and_the_outside_file_is_unchanged(
+    state_root: Path, tmp_path: Path, name: str
+) -> None:
+    _seed(state_root)
+    outside = tmp_path / "outside"
+    outside.write_bytes(b"not yours\n")
+    target = state_root / name
+    target.unlink(missing_ok=True)
+    os.link(outside, target)
+    before = outside.read_bytes()
+    if name == "errors.jsonl":
+        # the hook-mode logger must not write through it either
+        out = run_process(
+            ["capture", "--harness", "claude-code"], {"hook_event_name": "Stop", "session_id": [1]}
+        )
+        assert out.exit == 0
+    else:
+        writer = ["config", "set", "capture.retention_days", "30"] if name == "config.toml" else None
+        out = run_process(writer or ["memory", "retain", "a second fact"])
+        assert out.exit == 3 and out.error["code"] == "hard_link_refused", out.stderr
+    assert outside.read_bytes() == before
+    report = run_process(["verify"])
+    assert report.exit == 1
+    assert any(i["code"] == "hard_link" for i in orjson.loads(report.stdout)["issues"])
+
+
+def test_a_folder_where_the_ledger_belongs_is_a_clear_refusal(state_root: Path) -> None:
+    _seed(state_root)
+    (state_root / "ledger.sqlite").mkdir()
+    out = run_process(["habit", "list"])
+    assert out.exit == 3 and out.error["code"] == "special_file_refused"
+
+
+def test_a_root_owned_by_another_user_is_refused_and_its_config_never_read(
+    state_root: Path, tmp_path: Path
+) -> None:
+    if os.getuid() != 0:
+        pytest.skip("needs root to give the folder away")
+    _seed(state_root)
+    marker = tmp_path / "ran"
+    (state_root / "config.toml").write_text(
+        f'[models.evil]\nkind = "command"\ncommand = ["sh", "-c", "touch {marker}"]\n'
+        '[analyze]\nmodel = "evil"\n'
+    )
+    os.chown(state_root, 65534, 65534)
+    for args in (["status"], ["analyze"], ["config", "get", "capture.enabled"]):
+        out = run_process(args)
+        assert out.exit == 3 and out.error["code"] == "root_unsafe", (args, out.stderr)
+    assert not marker.exists()
+
+
+def test_a_world_writable_root_is_refused(state_root: Path) -> None:
+    _seed(state_root)
+    os.chmod(state_root, 0o777)
+    out = run_process(["memory", "retrieve", "kestrel"])
+    assert out.exit == 3 and out.error["code"] == "root_unsafe"
+    assert stat.S_IMODE(os.stat(state_root).st_mode) == 0o777  # refused, not silently changed
+    hook = run_process(
+        ["select", "--harness", "claude-code"],
+        {"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "hi", "cwd": "/"},
+    )
+    assert hook.exit == 0 and hook.stdout == b"" and hook.stderr == b""
+    assert not (state_root / "errors.jsonl").exists()  # nothing written into a root others control
+
+
+def test_a_world_writable_folder_above_the_root_is_refused(tmp_path: Path) -> None:
+    shared = tmp_path / "open"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    out = run_process(["status"], env={"HABITUS_HOME": str(shared / "state")})
+    assert out.exit == 3 and out.error["code"] == "root_unsafe"
+    os.chmod(shared, 0o1777)  # sticky, like /tmp: others cannot replace what is ours
+    assert run_process(["status"], env={"HABITUS_HOME": str(shared / "state")}).exit == 0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["config", "get", b"capture.\xff".decode("utf-8", "surrogateescape")],
+        ["capture", "--transcript", b"/tmp/\xfe.jsonl".decode("utf-8", "surrogateescape")],
+        ["memory", "export", "--out", b"/tmp/x\xff.jsonl".decode("utf-8", "surrogateescape")],
+    ],
+    ids=["config-get", "transcript", "export-out"],
+)
+def test_a_non_utf8_argument_is_a_bad_request_and_writes_nothing(state_root: Path, args: list[str]) -> None:
+    out = run_process(args)  # subprocess passes the surrogates on as the raw bytes
+    assert out.exit == 2 and out.error["code"] == "bad_request", out.stderr
+    assert b"Traceback" not in out.stderr
+    assert not os.path.lexists(os.fsencode(args[-1])) or args[0] == "config"
