@@ -12,6 +12,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+
 from conftest import run, run_process
 
 
