@@ -137,3 +137,33 @@ def test_a_non_utf8_argument_is_a_bad_request_and_writes_nothing(state_root: Pat
     assert out.exit == 2 and out.error["code"] == "bad_request", out.stderr
     assert b"Traceback" not in out.stderr
     assert not os.path.lexists(os.fsencode(args[-1])) or args[0] == "config"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["capture", "--harness", "claude-code"],
+        ["memory", "observe", "--harness", "claude-code"],
+        ["select", "--harness", "claude-code"],
+        ["advise", "--harness", "claude-code"],
+    ],
+    ids=lambda a: a[0] if a[0] != "memory" else "memory-observe",
+)
+def test_a_fifo_transcript_never_hangs_a_hook(state_root: Path, tmp_path: Path, args: list[str]) -> None:
+    _seed(state_root)
+    assert run(["config", "set", "memory.observe.enabled", "true"]).exit in (0, 2)
+    fifo = tmp_path / "session.jsonl"
+    os.mkfifo(fifo, 0o600)
+    event = "UserPromptSubmit" if args[0] == "select" else "Stop"
+    out = run_process(
+        args,
+        {
+            "hook_event_name": event,
+            "session_id": "s",
+            "prompt": "hi",
+            "cwd": str(tmp_path),
+            "transcript_path": str(fifo),
+        },
+        timeout=20,
+    )
+    assert out.exit == 0 and out.stderr == b""

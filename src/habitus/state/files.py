@@ -12,6 +12,7 @@ import os
 import secrets
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 from habitus.errors import HabitusError
 
@@ -173,6 +174,21 @@ def read_regular(path: Path, max_bytes: int) -> tuple[bytes, os.stat_result]:
             return handle.read(max_bytes + 1), st
     finally:
         os.close(fd)
+
+
+def open_input(path: Path) -> tuple[BinaryIO, os.stat_result]:
+    """Open a file the user named (a transcript: links are followed) for reading without ever
+    blocking: a FIFO or device answers `special_file_refused` instead of waiting for a writer."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise HabitusError("special_file_refused", f"{path} is not a regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb"), st
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def fsync_dir(path: Path) -> None:
