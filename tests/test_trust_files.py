@@ -123,20 +123,21 @@ def test_a_world_writable_folder_above_the_root_is_refused(tmp_path: Path) -> No
     assert run_process(["status"], env={"HABITUS_HOME": str(shared / "state")}).exit == 0
 
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        ["config", "get", b"capture.\xff".decode("utf-8", "surrogateescape")],
-        ["capture", "--transcript", b"/tmp/\xfe.jsonl".decode("utf-8", "surrogateescape")],
-        ["memory", "export", "--out", b"/tmp/x\xff.jsonl".decode("utf-8", "surrogateescape")],
-    ],
-    ids=["config-get", "transcript", "export-out"],
-)
-def test_a_non_utf8_argument_is_a_bad_request_and_writes_nothing(state_root: Path, args: list[str]) -> None:
+@pytest.mark.parametrize("command", ["config-get", "transcript", "export-out"])
+def test_a_non_utf8_argument_is_a_bad_request_and_writes_nothing(
+    state_root: Path, tmp_path: Path, command: str
+) -> None:
+    bad = os.fsdecode(os.fsencode(str(tmp_path)) + b"/x\xff.jsonl")  # surrogates: the raw bytes in argv
+    args = {
+        "config-get": ["config", "get", os.fsdecode(b"capture.\xff")],
+        "transcript": ["capture", "--transcript", bad],
+        "export-out": ["memory", "export", "--out", bad],
+    }[command]
     out = run_process(args)  # subprocess passes the surrogates on as the raw bytes
     assert out.exit == 2 and out.error["code"] == "bad_request", out.stderr
     assert b"Traceback" not in out.stderr
-    assert not os.path.lexists(os.fsencode(args[-1])) or args[0] == "config"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state"] or not (tmp_path / "state").exists()
+    assert not any(p.name.startswith("x") for p in tmp_path.iterdir())
 
 
 @pytest.mark.parametrize(
@@ -167,3 +168,29 @@ def test_a_fifo_transcript_never_hangs_a_hook(state_root: Path, tmp_path: Path, 
         timeout=20,
     )
     assert out.exit == 0 and out.stderr == b""
+
+
+def test_verify_does_not_call_a_live_restores_staging_a_leftover(state_root: Path) -> None:
+    import fasteners
+
+    _seed(state_root)
+    stage = state_root / ".restore" / "stage-0123456789abcdef"
+    stage.mkdir(parents=True, mode=0o700)
+    (state_root / ".restore").chmod(0o700)
+    from habitus.state import files
+
+    files.ensure_dir(state_root / "locks")
+    files.create_private(state_root / "locks" / "restore.lock")
+    lock = fasteners.InterProcessLock(str(state_root / "locks" / "restore.lock"))
+    assert lock.acquire(blocking=False)  # a restore staging right now (held by this process)
+    try:
+        report = run_process(["verify"])
+        assert report.exit == 0, report.stdout
+        assert run_process(["memory", "retain", "a write while it stages"]).exit == 0
+        assert stage.is_dir()  # a live restore's staging is left alone
+    finally:
+        lock.release()
+    assert run_process(["verify"]).exit == 1  # report-only: it says what is left, removes nothing
+    assert stage.is_dir()
+    assert run_process(["status"]).exit == 0
+    assert not stage.exists()  # once no restore holds it, the next command removes it

@@ -201,6 +201,11 @@ def _check_restore_dir(folder: Path, issues: Issues) -> None:
         issues.add(
             "restore_journal", "an interrupted restore has not been recovered", path=folder / guard.JOURNAL
         )
+    from habitus.state import restore
+    from habitus.state.root import StateRoot
+
+    if restore.running(StateRoot(folder.parent)):
+        return  # a restore is staging: its folders are live, not left over
     for name in sorted(os.listdir(folder)) if folder.is_dir() and not folder.is_symlink() else []:
         if name != guard.JOURNAL:
             issues.add("restore_leftover", "left by an interrupted restore", path=folder / name)
