@@ -162,8 +162,9 @@ def test_a_killed_backup_never_looks_complete(state_root: Path, tmp_path: Path, 
     if point == "backup_before_manifest":
         refused = run(["restore", str(partial[0])])
         assert refused.exit == 3 and refused.error["code"] == "backup_invalid"
-    # The next backup to the same place works.
+    # The next backup to the same place works, and removes the dead backup's hidden copy.
     assert run(["backup", "--out", str(tmp_path / "b")]).exit == 0
+    assert not any(p.name.startswith(".b.partial-") for p in tmp_path.iterdir())
 
 
 WRITER = """

@@ -77,6 +77,7 @@ class LazyGroup(click.Group):
     ) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
         try:
+            _refuse_undecodable(argv)
             result = super().main(argv, prog_name or "habitus", complete_var, standalone_mode=False, **extra)
             code = result if isinstance(result, int) and not isinstance(result, bool) else 0
         except BaseException as exc:  # the one place every failure becomes an exit status
@@ -88,6 +89,20 @@ class LazyGroup(click.Group):
             if guard is not None:
                 guard.release_all()  # the command is over: let a waiting restore proceed
         sys.exit(code)
+
+
+def _refuse_undecodable(argv: list[str]) -> None:
+    """Python hands non-UTF-8 argument bytes over as lone surrogates, which fail later, deep inside
+    a command (after it may have written a file): refuse them first, naming the position only."""
+    for position, arg in enumerate(argv, 1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            raise HabitusError(
+                "bad_request",
+                f"argument {position} is not valid UTF-8",
+                hint="pass paths and values as UTF-8",
+            ) from None
 
 
 def _as_error(exc: BaseException) -> HabitusError:

@@ -52,6 +52,18 @@ CODES: dict[str, tuple[Exit, str]] = {
     "checksum_mismatch": (Exit.REFUSED, "a stored row or file does not match its checksum (tampered?)"),
     "config_invalid": (Exit.REFUSED, "config.toml cannot be parsed or holds an invalid value"),
     "symlink_refused": (Exit.REFUSED, "a state file or folder is a symbolic link"),
+    "special_file_refused": (
+        Exit.REFUSED,
+        "a state file is a FIFO, socket, device or folder where a regular file belongs",
+    ),
+    "hard_link_refused": (
+        Exit.REFUSED,
+        "a state file has more than one hard link (writes would leave the root)",
+    ),
+    "root_unsafe": (
+        Exit.REFUSED,
+        "the state root (or a folder above it) is owned by another user or writable by others",
+    ),
     "stale": (Exit.REFUSED, "what was reviewed changed since; review it again"),
     "refused": (Exit.REFUSED, "refused by policy: law, a pending duplicate, or a safety rule"),
     "model_unavailable": (Exit.REFUSED, "the embedding model's files are missing or cannot be loaded"),

@@ -35,7 +35,9 @@ def state_options(f: F) -> F:
         if isinstance(root, StateRoot):
             from habitus.state import guard
 
-            guard.enter(root.path, kwargs.get("wait", DEFAULT_WAIT))
+            # verify only reports: it leaves a killed restore's staging copies for the next command
+            report_only = click.get_current_context().info_name == "verify"
+            guard.enter(root.path, kwargs.get("wait", DEFAULT_WAIT), sweep=not report_only)
         return command(*args, **kwargs)
 
     f = guarded  # type: ignore[assignment]

@@ -107,6 +107,8 @@ def load(root: StateRoot) -> Mutes:
     except HabitusError as exc:
         if exc.code == "symlink_refused":
             raise _bad(str(target), "is a symbolic link") from None
+        if exc.code in ("special_file_refused", "hard_link_refused"):
+            raise
         raise _bad(str(target), f"larger than {MAX_BYTES} bytes") from None
     return Mutes(parse(data, str(target)), hashlib.sha256(data).hexdigest())
 

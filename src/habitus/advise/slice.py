@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from habitus.advise.protect import MARK
 from habitus.advise.store import Cursor
+from habitus.state import files
 
 if TYPE_CHECKING:
     from habitus.advise.protect import Policy as Protection
@@ -178,7 +179,8 @@ def source_id(path: str | os.PathLike[str]) -> str:
 
 
 def _head(path: Path) -> str | None:
-    with open(path, "rb") as handle:
+    handle, _ = files.open_input(path)  # never blocks on a FIFO
+    with handle:
         data = handle.read(HEAD_BYTES)
     return hashlib.sha256(data).hexdigest()[:32] if len(data) == HEAD_BYTES else None
 

@@ -40,8 +40,6 @@ line without its newline (the agent is still writing it) is left for the next re
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +48,7 @@ from typing import Any
 import orjson
 
 from habitus.errors import HabitusError
+from habitus.state import files
 
 FORMATS = ("claude-code", "pi", "codex")
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
@@ -174,17 +173,13 @@ def _bad(path: Path | str, message: str, hint: str | None = None) -> HabitusErro
 
 def _open(path: Path) -> tuple[Any, int]:
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed by the caller
+        handle, st = files.open_input(path)  # closed by the caller; a FIFO never blocks the hook
     except FileNotFoundError:
         raise HabitusError("not_found", f"{path}: no such transcript file") from None
-    except IsADirectoryError:
-        raise _bad(path, "is a folder, not a transcript file") from None
+    except HabitusError:
+        raise _bad(path, "is not a regular file") from None
     except PermissionError:
         raise HabitusError("io_error", f"{path}: permission denied") from None
-    st = os.fstat(handle.fileno())
-    if not stat.S_ISREG(st.st_mode):
-        handle.close()
-        raise _bad(path, "is not a regular file")
     return handle, st.st_size
 
 

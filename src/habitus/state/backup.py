@@ -100,6 +100,7 @@ def create(root: StateRoot, out: Path | None, *, wait: float) -> dict[str, Any]:
         raise HabitusError("not_found", f"{root.path}: no state root to back up")
     files.refuse_symlink(root.path)
     target = _target(root, out)
+    _sweep_partials(target.parent)
     tmp = target.parent / f".{target.name}.partial-{os.getpid()}-{secrets.token_hex(4)}"
     os.mkdir(tmp, files.DIR_MODE)
     os.chmod(tmp, files.DIR_MODE)
@@ -131,6 +132,37 @@ def create(root: StateRoot, out: Path | None, *, wait: float) -> dict[str, Any]:
         "files": manifest["files"],
         "excluded": manifest["excluded"],
     }
+
+
+_PARTIAL = re.compile(r"^\..+\.partial-(\d+)-[0-9a-f]{8}$")
+
+
+def _sweep_partials(folder: Path) -> None:
+    """Remove the hidden copies that killed backups left beside their target (named with the pid
+    of the backup that wrote them; a live pid's copy is being written and stays)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        match = _PARTIAL.match(name)
+        if match is None or _alive(int(match.group(1))):
+            continue
+        path = folder / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # someone else's process: not ours to judge
+    return True
 
 
 def _target(root: StateRoot, out: Path | None) -> Path:

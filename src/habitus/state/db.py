@@ -89,7 +89,7 @@ class Store:
     # -- inspection (never writes) ------------------------------------------------------------
 
     def exists(self) -> bool:
-        files.refuse_symlink(self.path)
+        self._refuse_unsafe_files()
         return self.path.is_file()
 
     def inspect(self) -> int | None:
@@ -185,7 +185,7 @@ class Store:
     # -- internals ----------------------------------------------------------------------------
 
     def _connect_rw(self) -> sqlite3.Connection:
-        files.refuse_symlink(self.path)
+        self._refuse_unsafe_files()
         try:
             conn = sqlite3.connect(
                 self.path, timeout=self.wait, isolation_level=None, check_same_thread=False
@@ -196,7 +196,7 @@ class Store:
         return conn
 
     def _connect_ro(self) -> sqlite3.Connection:
-        files.refuse_symlink(self.path)
+        self._refuse_unsafe_files()
         uri = "file:" + urllib.parse.quote(str(self.path)) + "?mode=ro"
         try:
             conn = sqlite3.connect(
@@ -206,6 +206,11 @@ class Store:
             raise translate(exc, self.path) from None
         self._configure(conn)
         return conn
+
+    def _refuse_unsafe_files(self) -> None:
+        # SQLite opens these itself (blocking, following links): check them first.
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            files.refuse_unsafe(self.path.with_name(self.path.name + suffix))
 
     def _configure(self, conn: sqlite3.Connection) -> None:
         conn.row_factory = sqlite3.Row

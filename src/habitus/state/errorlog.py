@@ -43,9 +43,9 @@ def append(root: StateRoot, error: HabitusError, *, command: str, harness: str |
 
 def count(root: StateRoot) -> int:
     """Number of logged failures in the current errors.jsonl (0 when absent)."""
-    files.refuse_symlink(root.errors)
     try:
-        with open(root.errors, "rb") as handle:
-            return sum(1 for line in handle if line.strip())
+        fd = files.open_private(root.errors, os.O_RDONLY)
     except FileNotFoundError:
         return 0
+    with os.fdopen(fd, "rb") as handle:
+        return sum(1 for line in handle if line.strip())

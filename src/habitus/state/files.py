@@ -1,7 +1,8 @@
 """Private files: 0600 files in 0700 folders, no symlinks, atomic replacement.
 
 Every state file habitus writes goes through here, so permissions and symlink refusal hold everywhere
-whatever the umask is.
+whatever the umask is. A state file must be a regular file with one link: a FIFO would hang the
+command that opens it (opens never block here), and a hard link would carry writes outside the root.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import os
 import secrets
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 from habitus.errors import HabitusError
 
@@ -32,6 +34,47 @@ def refuse_symlink(path: Path) -> None:
             f"{path} is a symbolic link; habitus refuses to follow links inside its state",
             hint="replace the link with a regular file or folder",
         )
+
+
+def check_regular(path: Path, st: os.stat_result) -> None:
+    """Raise unless st (of path) is a regular file with exactly one link."""
+    if not stat.S_ISREG(st.st_mode):
+        kind = (
+            "a folder"
+            if stat.S_ISDIR(st.st_mode)
+            else "a FIFO"
+            if stat.S_ISFIFO(st.st_mode)
+            else "a socket"
+            if stat.S_ISSOCK(st.st_mode)
+            else "a device"
+            if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
+            else "not a regular file"
+        )
+        raise HabitusError(
+            "special_file_refused",
+            f"{path} is {kind}; habitus keeps its state in regular files only",
+            hint="move it away; habitus recreates what it needs",
+        )
+    if st.st_nlink != 1:
+        raise HabitusError(
+            "hard_link_refused",
+            f"{path} has {st.st_nlink} hard links; writing it would change a file outside the state root",
+            hint="replace it with a copy (cp) of its own",
+        )
+
+
+def refuse_unsafe(path: Path) -> None:
+    """For files that another library opens (SQLite, the lock library): refuse a symlink, a special
+    file or a hard link at path before it is opened; a missing file is fine."""
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except OSError as exc:
+        raise HabitusError("io_error", f"{path}: {exc.strerror}") from None
+    if stat.S_ISLNK(st.st_mode):
+        refuse_symlink(path)
+    check_regular(path, st)
 
 
 def ensure_dir(path: Path) -> Path:
@@ -71,20 +114,24 @@ def _tighten(path: Path, mode: int) -> None:
 
 
 def open_private(path: Path, flags: int) -> int:
-    """os.open that never follows a final symlink and creates files 0600 regardless of umask."""
+    """os.open that never follows a final symlink, never blocks (a FIFO), refuses anything but a
+    regular file with one link, and creates files 0600 regardless of umask."""
     try:
-        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, FILE_MODE)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise HabitusError(
                 "symlink_refused", f"{path} is a symbolic link; habitus refuses to follow it"
             ) from None
+        if exc.errno in (errno.ENXIO, errno.EISDIR, errno.ENODEV):  # a FIFO with no reader, a folder
+            refuse_unsafe(path)
         raise
     try:
         st = os.fstat(fd)
+        check_regular(path, st)
         if stat.S_IMODE(st.st_mode) != FILE_MODE and st.st_uid == os.getuid():
             os.fchmod(fd, FILE_MODE)
-    except OSError:
+    except BaseException:
         os.close(fd)
         raise
     return fd
@@ -95,7 +142,7 @@ def create_private(path: Path) -> bool:
     try:
         fd = open_private(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     except FileExistsError:
-        refuse_symlink(path)
+        refuse_unsafe(path)  # whoever opens it next may block on a FIFO or write through a link
         return False
     os.close(fd)
     return True
@@ -127,6 +174,21 @@ def read_regular(path: Path, max_bytes: int) -> tuple[bytes, os.stat_result]:
             return handle.read(max_bytes + 1), st
     finally:
         os.close(fd)
+
+
+def open_input(path: Path) -> tuple[BinaryIO, os.stat_result]:
+    """Open a file the user named (a transcript: links are followed) for reading without ever
+    blocking: a FIFO or device answers `special_file_refused` instead of waiting for a writer."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise HabitusError("special_file_refused", f"{path} is not a regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb"), st
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def fsync_dir(path: Path) -> None:

@@ -53,11 +53,20 @@ def lock_path(root: Path) -> Path:
     return Path(root) / "locks" / LOCK_FILE
 
 
-def enter(root: Path, wait: float) -> None:
-    """Recover an interrupted restore if there is one, then hold the shared state lock (if it exists)."""
+def enter(root: Path, wait: float, *, sweep: bool = True) -> None:
+    """Recover an interrupted restore if there is one, then hold the shared state lock (if it exists).
+    With `sweep`, also remove the staging copies of a restore that died before its journal."""
     root = Path(root)
     _entered[root] = wait
     _share(root, wait, create=False)
+    if sweep and os.path.lexists(root / RESTORE_DIR) and not os.path.lexists(journal_path(root)):
+        from habitus.state import restore
+        from habitus.state.root import StateRoot
+
+        try:
+            restore.sweep(StateRoot(root))
+        except (OSError, HabitusError):
+            pass  # best effort: verify reports what stays
 
 
 def writing(folder: Path) -> None:
@@ -165,6 +174,11 @@ def _open(root: Path, *, create: bool) -> int | None:
             if exc.errno == errno.ELOOP:
                 raise HabitusError("symlink_refused", f"{path} is a symbolic link") from None
             raise HabitusError("io_error", f"{path}: {exc.strerror}") from None
+        try:
+            files.check_regular(path, os.fstat(fd))
+        except BaseException:
+            os.close(fd)
+            raise
     _fds[root] = fd
     return fd
 

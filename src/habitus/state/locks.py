@@ -31,7 +31,7 @@ def hold(root: StateRoot, name: str, *, wait: float) -> Iterator[None]:
 
     folder = root.ensure_sub("locks")
     path = folder / f"{name}.lock"
-    files.create_private(path)  # 0600 and no symlink before fasteners opens it
+    files.create_private(path)  # 0600, and no symlink, FIFO or hard link, before fasteners opens it
     lock = fasteners.InterProcessLock(str(path))
     acquired = lock.acquire(blocking=True, delay=0.005, max_delay=0.05, timeout=max(0.0, wait))
     if not acquired:

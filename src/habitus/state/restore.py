@@ -268,6 +268,45 @@ def _finish(root: StateRoot, token: str) -> None:
     _remove_empty(folder)
 
 
+def running(root: StateRoot) -> bool:
+    """Whether a restore holds this root's restore lock now (its staging folder is live, not left over)."""
+    import fasteners
+
+    path = root.path / "locks" / "restore.lock"
+    if not os.path.lexists(path):
+        return False
+    files.refuse_unsafe(path)
+    lock = fasteners.InterProcessLock(str(path))
+    if not lock.acquire(blocking=False):
+        return True
+    lock.release()
+    return False
+
+
+def sweep(root: StateRoot) -> None:
+    """Remove what a killed restore left without a journal (its staging copies), unless a restore is
+    running. Called by the first command that takes the state lock and sees `.restore/`."""
+    import fasteners
+
+    folder = root.path / guard.RESTORE_DIR
+    if os.path.lexists(guard.journal_path(root.path)):
+        return  # recovery's job, not ours
+    locks_dir = root.path / "locks"
+    if not locks_dir.is_dir():
+        return
+    path = locks_dir / "restore.lock"
+    files.create_private(path)
+    lock = fasteners.InterProcessLock(str(path))
+    if not lock.acquire(blocking=False):
+        return  # a restore is staging right now
+    try:
+        if not os.path.lexists(guard.journal_path(root.path)):
+            _remove_leftovers(folder)
+            _remove_empty(folder)
+    finally:
+        lock.release()
+
+
 def _remove_leftovers(folder: Path) -> None:
     """Staging folders of restores that died before writing a journal hold only copies of a backup:
     remove them. A rollback folder is removed only when empty (it never holds anything without a

@@ -7,6 +7,7 @@ Resolution order: `--root`, then `HABITUS_HOME`, then `$XDG_DATA_HOME/habitus`, 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,13 +31,46 @@ def resolve(option: str | os.PathLike[str] | None = None) -> Path:
     return path
 
 
+def refuse_unsafe_root(path: Path) -> None:
+    """Refuse a root that someone else could have written, as ssh refuses such a key file: its
+    config.toml names programs habitus runs. The root itself must be ours and writable by nobody
+    else; each folder above it must belong to us or to root and, unless sticky (/tmp), not be
+    writable by everyone. Nothing is created or changed."""
+    me = os.getuid()
+    probe = path
+    while True:
+        try:
+            st = os.lstat(probe)
+        except FileNotFoundError:
+            st = None
+        except OSError as exc:
+            raise HabitusError("io_error", f"{probe}: {exc.strerror}") from None
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            if probe == path:
+                unsafe = st.st_uid != me or st.st_mode & 0o022
+            else:
+                unsafe = st.st_uid not in (me, 0) or (st.st_mode & 0o002 and not st.st_mode & stat.S_ISVTX)
+            if unsafe:
+                raise HabitusError(
+                    "root_unsafe",
+                    f"{probe} is owned by another user or writable by others; habitus will not use "
+                    f"the state root {path}",
+                    hint=f"make it yours and private (chown, chmod 700 {probe}) or choose another --root",
+                )
+        if probe.parent == probe:
+            return
+        probe = probe.parent
+
+
 @dataclass(frozen=True)
 class StateRoot:
     path: Path
 
     @classmethod
     def at(cls, option: str | os.PathLike[str] | None = None) -> StateRoot:
-        return cls(resolve(option))
+        path = resolve(option)
+        refuse_unsafe_root(path)
+        return cls(path)
 
     # Names of everything in the root (DESIGN.md section 3).
     @property

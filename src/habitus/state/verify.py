@@ -12,7 +12,8 @@ Stable issue codes (each issue: {"code", "item"?, "message", "count", "paths"?})
     permissions        a file is not 0600 or a folder not 0700
     foreign_owner      a file or folder belongs to another user
     symlink            a symbolic link inside the root
-    special_file       a FIFO, socket or device inside the root
+    special_file       a FIFO, socket or device inside the root, or a folder where a file belongs
+    hard_link          a file inside the root has more than one link (writes would reach a file outside)
     unknown_entry      a top-level name that is neither backed up nor excluded (see inventory)
     temp_leftover      a temporary file left by an interrupted atomic write
     restore_journal    an interrupted restore's journal (normally recovered before any command runs)
@@ -187,6 +188,8 @@ def _check_mode(path: Path, st: os.stat_result, uid: int, issues: Issues) -> Non
     elif stat.S_ISREG(st.st_mode):
         if mode != files.FILE_MODE:
             issues.add("permissions", "folders must be 0700 and files 0600", path=path)
+        if st.st_nlink != 1:
+            issues.add("hard_link", "a file with more than one hard link inside the state root", path=path)
     else:
         issues.add("special_file", "a FIFO, socket or device inside the state root", path=path)
     if st.st_uid != uid:
@@ -198,6 +201,11 @@ def _check_restore_dir(folder: Path, issues: Issues) -> None:
         issues.add(
             "restore_journal", "an interrupted restore has not been recovered", path=folder / guard.JOURNAL
         )
+    from habitus.state import restore
+    from habitus.state.root import StateRoot
+
+    if restore.running(StateRoot(folder.parent)):
+        return  # a restore is staging: its folders are live, not left over
     for name in sorted(os.listdir(folder)) if folder.is_dir() and not folder.is_symlink() else []:
         if name != guard.JOURNAL:
             issues.add("restore_leftover", "left by an interrupted restore", path=folder / name)
