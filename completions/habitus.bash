@@ -316,7 +316,7 @@ _habitus() {
         "memory remove") COMPREPLY=($(compgen -W "--help --nl --pretty --purge --root --store --wait" -- "$cur")) ;;
         "memory repair") COMPREPLY=($(compgen -W "--help --pretty --rebuild-fts --root --store --wait" -- "$cur")) ;;
         "memory retain") COMPREPLY=($(compgen -W "--confidence --expires-at --help --id --importance --kind --metadata --namespace --nl --pretty --relevance --root --scope --store --tags --wait" -- "$cur")) ;;
-        "memory retrieve") COMPREPLY=($(compgen -W "--both --confidence-gte --confidence-lte --expires --full --help --hybrid --importance-gte --importance-lte --kind --limit --namespace --offset --order --order-by --pretty --removed --root --scope --source --store --tag --wait" -- "$cur")) ;;
+        "memory retrieve") COMPREPLY=($(compgen -W "--both --confidence-gte --confidence-lte --expires --full --help --hybrid --importance-gte --importance-lte --kind --limit --namespace --no-hybrid --offset --order --order-by --pretty --removed --root --scope --source --store --tag --wait" -- "$cur")) ;;
         "memory unpin") COMPREPLY=($(compgen -W "--help --pretty --root --store --wait" -- "$cur")) ;;
         "memory verify") COMPREPLY=($(compgen -W "--help --pretty --root --store --wait" -- "$cur")) ;;
         "model") COMPREPLY=($(compgen -W "add list remove use --help" -- "$cur")) ;;

@@ -209,10 +209,11 @@ def recall_command(
 @click.option("--offset", type=int, help="Records to skip, 0..1000000 (default 0).")
 @click.option("--full", is_flag=True, help="Never summarise: print every item whole even past 50 KiB.")
 @click.option(
-    "--hybrid",
-    is_flag=True,
-    help="Add embedding similarity to BM25 (reciprocal rank fusion); falls back to BM25, flagged, "
-    "when vectors are missing (see index-vectors).",
+    "--hybrid/--no-hybrid",
+    default=None,
+    help="Embedding similarity joins BM25 (reciprocal rank fusion). Default: whenever the model "
+    "loads, falling back to BM25, flagged, when vectors are missing (see index-vectors); --hybrid "
+    "requires the model, --no-hybrid ranks by BM25 alone.",
 )
 @store_option
 @state_options
@@ -236,24 +237,27 @@ def retrieve_command(
     limit: int | None,
     offset: int | None,
     full: bool,
-    hybrid: bool,
+    hybrid: bool | None,
     store: str | None,
     root: StateRoot,
     wait: float,
     pretty: bool,
 ) -> None:
-    """Search memories (FTS5, BM25 ranking) or list them with filters.
+    """Search memories (BM25 and meaning) or list them with filters.
 
-    QUERY uses FTS5 syntax (AND, OR, NOT, "phrase", prefix*); a query it cannot
-    parse is searched literally instead, never refused. Hyphenated terms are literal.
-    --hybrid also ranks by meaning with the embedding model (stores.NAME.hybrid says
-    whether each store used it or fell back to BM25 because vectors were missing).
+    QUERY is words as you would type them: any of them may match, stems count
+    ("release" finds "releases"), a misspelt word finds its closest spelling,
+    and records holding more of the rarer words rank first; lowercase or/and/not
+    are words. Upper-case AND, OR, NOT, "phrases", prefix* and NEAR() are FTS5
+    syntax; a query FTS5 cannot parse is searched as plain words, never refused.
+    The embedding model ranks by meaning too (fused with BM25) whenever it loads;
+    stores.NAME.hybrid says whether each store used it or fell back to BM25.
 
     \b
     Examples:
-      habitus memory retrieve "deploy NOT staging" --kind decision
+      habitus memory retrieve "which database do we use"
+      habitus memory retrieve "deploy NOT staging" --kind decision --no-hybrid
       habitus memory retrieve --both --tag python --order-by importance --limit 5
-      habitus memory retrieve "which database do we use" --hybrid
     """
     from habitus.memory import bound, stores
     from habitus.memory import query as search_query
@@ -282,7 +286,7 @@ def retrieve_command(
         order=order,
         limit=limit,
         offset=offset,
-        hybrid=hybrid or None,
+        hybrid=hybrid,
         **ranges,
     )
     sel = search_query.selector(merged)
@@ -291,16 +295,14 @@ def retrieve_command(
         raise HabitusError("usage", "--both and --store exclude each other")
     targets = stores.both(root, wait=wait) if both else [open_store(root, wait, store, merged)]
     try:
-        one = None
-        if sel.hybrid and any(target.exists() for target in targets):
-            from habitus.embed import load_embedder
-            from habitus.memory.hybrid import Searcher
+        from habitus.memory import hybrid as hybrid_search
 
-            one = Searcher(load_embedder(root), sel.query or "")
+        one, problem = None, None
+        if sel.wants_vectors and any(target.exists() for target in targets):
+            one, problem = hybrid_search.searcher(root, sel)
         result = search_query.retrieve_all(targets, sel, now=timestamp(), one=one)
-        if sel.hybrid:
-            used = [s.get("hybrid", {}).get("used", True) for s in result["stores"].values()]
-            result["hybrid"] = {"model": None if one is None else one.embedder.model_id, "used": all(used)}
+        if one is not None or problem is not None or sel.hybrid is True:
+            result["hybrid"] = hybrid_search.summary(result, one, problem)
     finally:
         for target in targets:
             target.close()

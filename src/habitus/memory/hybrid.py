@@ -1,4 +1,14 @@
-"""`retrieve --hybrid`: BM25 and embedding similarity, fused by reciprocal rank.
+"""Hybrid retrieval: BM25 and embedding similarity, fused by reciprocal rank.
+
+It is on by default for a query ordered by relevance: whenever the configured embedding model loads,
+its vectors join the ranking (`--no-hybrid` or `"hybrid": false` turns it off; `--hybrid` or `true`
+makes a model that does not load an error instead of a fallback, `hybrid.reason = model_unavailable`).
+
+How vectors get built: never on the write path (retain stays fast and never loads a model). A search
+computes up to `vectors.LAZY_MAX` missing ones itself, so a store of a few hundred records is hybrid
+with no setup and each later search fills in what was added since; a bigger backlog (an import of
+100,000 records) is built by `habitus memory index-vectors`, which shows a progress bar on a terminal
+and commits batch by batch. Until then such a store answers by BM25 alone, and says so.
 
 Per store (scores are never compared across stores):
 
@@ -50,6 +60,27 @@ def query_text(query_string: str) -> str:
     return " ".join(words) or query_string
 
 
+def searcher(root: Any, sel: query.Selector) -> tuple[Searcher | None, str | None]:
+    """The per-store hybrid search for sel, or (None, error code) when the model does not load and
+    hybrid was not asked for explicitly (then retrieve ranks by BM25 alone)."""
+    from habitus.embed import load_embedder
+
+    try:
+        return Searcher(load_embedder(root), sel.query or ""), None
+    except HabitusError as exc:
+        if sel.hybrid is True or exc.code not in ("model_unavailable", "checksum_mismatch"):
+            raise
+        return None, exc.code
+
+
+def summary(result: dict[str, Any], one: Searcher | None, problem: str | None) -> dict[str, Any]:
+    """The result's top-level `hybrid`: the model, whether every store used it, and why not."""
+    if one is None:  # the model did not load, or no store exists (nothing to rank)
+        return {"model": None, "used": False, **({"reason": problem} if problem else {})}
+    used = [s.get("hybrid", {}).get("used", True) for s in result["stores"].values()]
+    return {"model": one.embedder.model_id, "used": all(used)}
+
+
 class Searcher:
     """retrieve_all's per-store search for one hybrid query (embeds the query once, lazily)."""
 
@@ -76,11 +107,10 @@ def retrieve(
                 store, embedder, clauses=clauses, params=params, limit=vectors.LAZY_MAX
             )
         except HabitusError as exc:
-            if exc.code != "state_locked":
+            # A search never waits on a writer; a read-only store cannot take vectors either.
+            if exc.code not in ("state_locked", "io_error"):
                 raise
-            return _fallback(
-                store, sel, now, info, "vectors_missing", gap
-            )  # a search never waits on a writer
+            return _fallback(store, sel, now, info, "vectors_missing", gap)
         conn = store.reader()
         assert conn is not None
         gap = vectors.missing(conn, embedder.model_id, clauses, params)

@@ -44,6 +44,7 @@ class MemoryStore:
         self.db = memory_store.store(path, label=name, wait=wait)
         self._reader: sqlite3.Connection | None = None
         self._writer: sqlite3.Connection | None = None
+        self._stemmed: bool | None = None
 
     def exists(self) -> bool:
         return self.db.exists()
@@ -54,7 +55,7 @@ class MemoryStore:
             return self._writer
         if self._reader is None:
             try:
-                self._reader = self.db.open_read()
+                self._reader = self.db.open_read(oldest=memory_store.OLDEST_READABLE)
                 if self._reader is not None:
                     _tune(self._reader)
             except HabitusError as exc:
@@ -76,6 +77,16 @@ class MemoryStore:
         finally:
             conn.close()
 
+    def stemmed(self) -> bool:
+        """Whether the open store's FTS table has the `stems` column (a reader may see an older schema)."""
+        conn = self.reader()
+        if conn is None:
+            return False
+        if self._stemmed is None:
+            columns = [row[1] for row in conn.execute("PRAGMA table_info(memories_fts)")]
+            self._stemmed = "stems" in columns
+        return self._stemmed
+
     def writer(self) -> sqlite3.Connection:
         """A read-write connection, creating and migrating the store when needed."""
         if self._writer is None:
@@ -83,6 +94,7 @@ class MemoryStore:
                 _prepare_project_folder(self.path.parent)
             self._writer = self.db.open_write()
             _tune(self._writer)
+            self._stemmed = None
         return self._writer
 
     def close(self) -> None:
@@ -90,6 +102,7 @@ class MemoryStore:
             if conn is not None:
                 conn.close()
         self._reader = self._writer = None
+        self._stemmed = None
 
 
 def _tune(conn: sqlite3.Connection) -> None:
