@@ -113,5 +113,6 @@ def set_fts_text(conn: sqlite3.Connection, seq: int, text: str) -> None:
     from habitus.memory.terms import stem_text
 
     conn.execute(
-        "UPDATE memories_fts SET body = ?, stems = ? WHERE rowid = ?", (index_text(text), stem_text(text), seq)
+        "UPDATE memories_fts SET body = ?, stems = ? WHERE rowid = ?",
+        (index_text(text), stem_text(text), seq),
     )
