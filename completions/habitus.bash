@@ -37,6 +37,7 @@ _habitus() {
             "dedupe|scan") node="dedupe scan" ;;
             "eval|advise") node="eval advise" ;;
             "eval|analyze") node="eval analyze" ;;
+            "eval|memory") node="eval memory" ;;
             "eval|select") node="eval select" ;;
             "habit|approve") node="habit approve" ;;
             "habit|archive") node="habit archive" ;;
@@ -120,6 +121,12 @@ _habitus() {
         "eval advise|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "eval analyze|--conversation") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "eval analyze|--labels") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval memory|--memories") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval memory|--queries") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval memory|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval memory|--top") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval memory|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval memory|-k") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "eval select|--part") COMPREPLY=($(compgen -W "all fit holdout" -- "$cur")); return ;;
         "eval select|--cases") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "eval select|--habits") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -286,9 +293,10 @@ _habitus() {
         "dedupe resolve") COMPREPLY=($(compgen -W "--action --checksum --help --keep --pretty --root --wait" -- "$cur")) ;;
         "dedupe scan") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "demo") COMPREPLY=($(compgen -W "--help --keep" -- "$cur")) ;;
-        "eval") COMPREPLY=($(compgen -W "advise analyze select --help" -- "$cur")) ;;
+        "eval") COMPREPLY=($(compgen -W "advise analyze memory select --help" -- "$cur")) ;;
         "eval advise") COMPREPLY=($(compgen -W "--cases --habits --help --pretty --root --wait" -- "$cur")) ;;
         "eval analyze") COMPREPLY=($(compgen -W "--conversation --help --labels --pretty" -- "$cur")) ;;
+        "eval memory") COMPREPLY=($(compgen -W "--help --hybrid --memories --no-hybrid --pretty --queries --root --top --wait -k" -- "$cur")) ;;
         "eval select") COMPREPLY=($(compgen -W "--cases --habits --help --judge --part --pretty --root --wait" -- "$cur")) ;;
         "habit") COMPREPLY=($(compgen -W "approve archive declare disable enable list recheck reject show --help" -- "$cur")) ;;
         "habit approve") COMPREPLY=($(compgen -W "--checksum --help --pretty --root --wait" -- "$cur")) ;;

@@ -65,6 +65,8 @@ function __habitus_node
                 set node 'eval advise'
             case 'eval|analyze'
                 set node 'eval analyze'
+            case 'eval|memory'
+                set node 'eval memory'
             case 'eval|select'
                 set node 'eval select'
             case 'habit|approve'
@@ -250,6 +252,7 @@ complete -c habitus -n "test (__habitus_node) = 'demo'" -l help
 complete -c habitus -n "test (__habitus_node) = 'demo'" -l keep
 complete -c habitus -n "test (__habitus_node) = 'eval'" -a advise -d 'Measure the local advise reviewer: precision, recall, misses by category.'
 complete -c habitus -n "test (__habitus_node) = 'eval'" -a analyze -d 'Measure the local analyzer on labelled conversations.'
+complete -c habitus -n "test (__habitus_node) = 'eval'" -a memory -d 'Measure memory retrieve: recall@k and MRR by category and language.'
 complete -c habitus -n "test (__habitus_node) = 'eval'" -a select -d 'Measure the select judge: precision, recall, confusion by category.'
 complete -c habitus -n "test (__habitus_node) = 'eval'" -l help
 complete -c habitus -n "test (__habitus_node) = 'eval advise'" -l cases -r
@@ -262,6 +265,15 @@ complete -c habitus -n "test (__habitus_node) = 'eval analyze'" -l conversation 
 complete -c habitus -n "test (__habitus_node) = 'eval analyze'" -l help
 complete -c habitus -n "test (__habitus_node) = 'eval analyze'" -l labels -r
 complete -c habitus -n "test (__habitus_node) = 'eval analyze'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'eval memory'" -l help
+complete -c habitus -n "test (__habitus_node) = 'eval memory'" -l hybrid
+complete -c habitus -n "test (__habitus_node) = 'eval memory'" -l memories -r
+complete -c habitus -n "test (__habitus_node) = 'eval memory'" -l no-hybrid
+complete -c habitus -n "test (__habitus_node) = 'eval memory'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'eval memory'" -l queries -r
+complete -c habitus -n "test (__habitus_node) = 'eval memory'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'eval memory'" -l top -r
+complete -c habitus -n "test (__habitus_node) = 'eval memory'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'eval select'" -l cases -r
 complete -c habitus -n "test (__habitus_node) = 'eval select'" -l habits -r
 complete -c habitus -n "test (__habitus_node) = 'eval select'" -l help

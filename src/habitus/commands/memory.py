@@ -297,12 +297,7 @@ def retrieve_command(
     try:
         from habitus.memory import hybrid as hybrid_search
 
-        one, problem = None, None
-        if sel.wants_vectors and any(target.exists() for target in targets):
-            one, problem = hybrid_search.searcher(root, sel)
-        result = search_query.retrieve_all(targets, sel, now=timestamp(), one=one)
-        if one is not None or problem is not None or sel.hybrid is True:
-            result["hybrid"] = hybrid_search.summary(result, one, problem)
+        result = hybrid_search.retrieve_ranked(root, targets, sel, now=timestamp())
     finally:
         for target in targets:
             target.close()

@@ -60,6 +60,18 @@ def query_text(query_string: str) -> str:
     return " ".join(words) or query_string
 
 
+def retrieve_ranked(root: Any, stores: list[MemoryStore], sel: query.Selector, *, now: str) -> dict[str, Any]:
+    """`memory retrieve`: one page over the stores, ranked by BM25 and, when wanted and possible,
+    vectors (the result's `hybrid` says which)."""
+    one, problem = None, None
+    if sel.wants_vectors and any(store.exists() for store in stores):
+        one, problem = searcher(root, sel)
+    result = query.retrieve_all(stores, sel, now=now, one=one)
+    if one is not None or problem is not None or sel.hybrid is True:
+        result["hybrid"] = summary(result, one, problem)
+    return result
+
+
 def searcher(root: Any, sel: query.Selector) -> tuple[Searcher | None, str | None]:
     """The per-store hybrid search for sel, or (None, error code) when the model does not load and
     hybrid was not asked for explicitly (then retrieve ranks by BM25 alone)."""
