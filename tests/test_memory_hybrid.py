@@ -255,3 +255,54 @@ def test_locked_and_newer_stores(state_root: Path, tmp_path: Path) -> None:
         mem("index-vectors", "--store", "global", "--root", str(tmp_path / "empty")).error["code"]
         == "not_found"
     )
+
+
+def test_by_default_vectors_join_plain_queries_and_syntax_means_what_it_says(state_root: Path) -> None:
+    ids = fill()
+    plain = mem("retrieve", "which sql engine").result
+    assert plain["mode"] == "hybrid" and plain["hybrid"]["used"] is True
+    assert plain["items"][0]["id"] == ids["The database is PostgreSQL 16 on a managed host"]
+    assert len(vector_rows(state_root)) == len(CORPUS)  # a small store got its vectors on first search
+    syntax = mem("retrieve", "tabs AND spaces").result
+    assert syntax["mode"] == "fts" and "hybrid" not in syntax
+    assert mem("retrieve", "tabs", "--no-hybrid").result["mode"] == "fts"
+    listed = mem("retrieve", "tabs", "--order-by", "updated_at").result
+    assert listed["mode"] == "fts" and "hybrid" not in listed
+
+
+def test_by_default_a_large_backlog_answers_by_bm25_without_the_model(
+    state_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import habitus.embed
+
+    ids = fill()
+    monkeypatch.setattr(vectors, "LAZY_MAX", 3)
+
+    def no_model(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the model must not load")
+
+    monkeypatch.setattr(habitus.embed, "load_embedder", no_model)
+    result = mem("retrieve", "tabs").result
+    info = result["stores"]["global"]["hybrid"]
+    assert result["mode"] == "fts" and info["reason"] == "vectors_missing" and info["missing"] == len(CORPUS)
+    assert [i["id"] for i in result["items"]] == [ids["User prefers tabs over spaces in every file"]]
+    assert vector_rows(state_root) == []
+
+
+def test_by_default_a_model_that_does_not_load_means_bm25(
+    state_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import habitus.embed
+    from habitus.errors import HabitusError
+
+    fill()
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise HabitusError("model_unavailable", "gone")
+
+    monkeypatch.setattr(habitus.embed, "load_embedder", broken)
+    result = mem("retrieve", "tabs").result
+    assert result["mode"] == "fts" and result["items"]
+    assert result["hybrid"] == {"model": None, "used": False, "reason": "model_unavailable"}
+    strict = mem("retrieve", "tabs", "--hybrid")
+    assert strict.exit == 3 and strict.error["code"] == "model_unavailable"

@@ -63,49 +63,77 @@ def query_text(query_string: str) -> str:
 def retrieve_ranked(root: Any, stores: list[MemoryStore], sel: query.Selector, *, now: str) -> dict[str, Any]:
     """`memory retrieve`: one page over the stores, ranked by BM25 and, when wanted and possible,
     vectors (the result's `hybrid` says which)."""
-    one, problem = None, None
-    if sel.wants_vectors and any(store.exists() for store in stores):
-        one, problem = searcher(root, sel)
+    one = Searcher(root, sel) if sel.wants_vectors and any(s.exists() for s in stores) else None
     result = query.retrieve_all(stores, sel, now=now, one=one)
-    if one is not None or problem is not None or sel.hybrid is True:
-        result["hybrid"] = summary(result, one, problem)
+    if one is not None or sel.hybrid is True:
+        result["hybrid"] = summary(result, one)
     return result
 
 
-def searcher(root: Any, sel: query.Selector) -> tuple[Searcher | None, str | None]:
-    """The per-store hybrid search for sel, or (None, error code) when the model does not load and
-    hybrid was not asked for explicitly (then retrieve ranks by BM25 alone)."""
-    from habitus.embed import load_embedder
-
-    try:
-        return Searcher(load_embedder(root), sel.query or ""), None
-    except HabitusError as exc:
-        if sel.hybrid is True or exc.code not in ("model_unavailable", "checksum_mismatch"):
-            raise
-        return None, exc.code
-
-
-def summary(result: dict[str, Any], one: Searcher | None, problem: str | None) -> dict[str, Any]:
+def summary(result: dict[str, Any], one: Searcher | None) -> dict[str, Any]:
     """The result's top-level `hybrid`: the model, whether every store used it, and why not."""
-    if one is None:  # the model did not load, or no store exists (nothing to rank)
-        return {"model": None, "used": False, **({"reason": problem} if problem else {})}
+    if one is None or one.embedder is None:  # no store to rank, or the model was not needed or did not load
+        out: dict[str, Any] = {"model": None, "used": False}
+        if one is not None and one.problem:
+            out["reason"] = one.problem
+        return out
     used = [s.get("hybrid", {}).get("used", True) for s in result["stores"].values()]
     return {"model": one.embedder.model_id, "used": all(used)}
 
 
 class Searcher:
-    """retrieve_all's per-store search for one hybrid query (embeds the query once, lazily)."""
+    """retrieve_all's per-store search for one query. The model is loaded on the first store that can
+    use it; by default (hybrid not asked for explicitly) a model that does not load means BM25 alone
+    (`problem` names why), and a store with more than LAZY_MAX records lacking any vector answers by
+    BM25 without loading the model at all (a 100,000-record store never pays for vectors it lacks)."""
 
-    def __init__(self, embedder: Embedder, query_string: str) -> None:
-        self.embedder = embedder
-        self.vector = embedder.embed([query_text(query_string)])[0]
+    def __init__(self, root: Any, sel: query.Selector) -> None:
+        self.root = root
+        self.text = query_text(sel.query or "")
+        self.strict = sel.hybrid is True
+        self.embedder: Embedder | None = None
+        self.vector: Any = None
+        self.problem: str | None = None
+
+    def load(self) -> Embedder | None:
+        if self.embedder is None and self.problem is None:
+            from habitus.embed import load_embedder
+
+            try:
+                self.embedder = load_embedder(self.root)
+            except HabitusError as exc:
+                if self.strict or exc.code not in ("model_unavailable", "checksum_mismatch"):
+                    raise
+                self.problem = exc.code
+                return None
+            self.vector = self.embedder.embed([self.text])[0]
+        return self.embedder
 
     def __call__(self, store: MemoryStore, sel: query.Selector, *, now: str) -> dict[str, Any]:
-        return retrieve(store, sel, now=now, embedder=self.embedder, vector=self.vector)
+        conn = store.reader()
+        if conn is not None and not self.strict:
+            clauses, params = query.conditions(sel, now, page=False)
+            lacking = vectors.missing_any(conn, clauses, params)
+            if lacking > vectors.LAZY_MAX:
+                info = {"used": True, "computed": 0, "missing": 0}
+                return _fallback(store, sel, now, info, "vectors_missing", lacking)
+        embedder = self.load() if conn is not None else None
+        if embedder is None:
+            result = query.retrieve(store, sel, now=now)
+            if conn is not None:
+                result["hybrid"] = {"used": False, "computed": 0, "missing": 0, "reason": self.problem}
+            return result
+        return retrieve(store, sel, now=now, embedder=embedder, vector=self.vector, partial=self.strict)
 
 
 def retrieve(
-    store: MemoryStore, sel: query.Selector, *, now: str, embedder: Embedder, vector: np.ndarray
+    store: MemoryStore,
+    sel: query.Selector,
+    *,
+    now: str,
+    embedder: Embedder,
+    vector: np.ndarray,
+    partial: bool = True,
 ) -> dict[str, Any]:
     conn = store.reader()
     info: dict[str, Any] = {"used": True, "computed": 0, "missing": 0}
@@ -113,7 +141,7 @@ def retrieve(
         return {"store": store.name, "total": 0, "items": [], "mode": "hybrid", "hybrid": info}
     clauses, params = query.conditions(sel, now, page=False)
     gap = vectors.missing(conn, embedder.model_id, clauses, params)
-    if gap:
+    if gap and (partial or gap <= vectors.LAZY_MAX):  # by default only a gap this call can close
         try:
             info["computed"] = vectors.compute(
                 store, embedder, clauses=clauses, params=params, limit=vectors.LAZY_MAX
@@ -126,7 +154,7 @@ def retrieve(
         conn = store.reader()
         assert conn is not None
         gap = vectors.missing(conn, embedder.model_id, clauses, params)
-    if gap:
+    if gap and (partial or gap <= vectors.LAZY_MAX):  # by default only a gap this call can close
         return _fallback(store, sel, now, info, "vectors_missing", gap)
     info["text_mode"], bm = query.searched(
         store, sel.query or "", lambda match: query.ranked(conn, sel, now, match, CANDIDATES)

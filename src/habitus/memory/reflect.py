@@ -129,19 +129,16 @@ class RuleReflector:
                 or RANK[o.relevance] >= RANK["high"]
             )
         ]
-        used: set[str] = set()
-        self.measure.prime(o.statement for o in pool)
-        for index, obs in enumerate(pool):
-            if obs.id in used:
+        used: set[int] = set()
+        related = self.measure.neighbours([o.statement for o in pool], "related")
+        for index in range(len(pool)):
+            if index in used:
                 continue
-            group = [obs] + [
-                other
-                for other in pool[index + 1 :]
-                if other.id not in used and self.measure.related(obs.statement, other.statement)
-            ]
+            group = [index, *sorted(j for j in related[index] if j > index and j not in used)]
             if len(group) >= 2:
-                used.update(o.id for o in group)
-                out.append(ReflectionProposal(f"Recurring: {group[-1].statement}", [o.id for o in group]))
+                used.update(group)
+                members = [pool[j] for j in group]
+                out.append(ReflectionProposal(f"Recurring: {members[-1].statement}", [o.id for o in members]))
         return out
 
 
@@ -154,17 +151,25 @@ def accept(
     """Invariants for any reflector: one bounded line, supported only by the observations it was shown,
     and not a restatement (`measure.same`) of an existing (or an earlier proposed) reflection."""
     known = {o.id for o in observations}
-    said = list(existing)
-    kept = []
+    shaped = []
     for proposal in proposals:
         content = text.clip(text.one_line(proposal.content), REFLECTION_CHARS)
         support = [i for i in dict.fromkeys(proposal.supporting) if i in known][:MAX_SUPPORT]
-        if not content or not support:
+        if content and support:
+            shaped.append(ReflectionProposal(content, support))
+    if not shaped:
+        return []
+    # One pass over existing and proposed texts together: a proposal is kept unless it restates an
+    # existing reflection or one kept before it.
+    same = measure.neighbours([*existing, *(p.content for p in shaped)], "same")
+    said = set(range(len(existing)))
+    kept = []
+    for offset, proposal in enumerate(shaped):
+        index = len(existing) + offset
+        if same[index] & said:
             continue
-        if any(measure.same(content, other) for other in said):
-            continue
-        said.append(content)
-        kept.append(ReflectionProposal(content, support))
+        said.add(index)
+        kept.append(proposal)
     return kept
 
 
