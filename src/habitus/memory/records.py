@@ -22,6 +22,7 @@ Error messages name the field, never its value.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import uuid
@@ -170,12 +171,17 @@ def check_slug(value: Any, field: str, *, stored: bool = False) -> str:
         raise bad_request(
             field, f"expected a lowercase kebab-case slug like node-22 (<= {MAX_SLUG_CHARS} chars)"
         )
-    if stored:
-        from habitus.redact import looks_sensitive
-
-        if looks_sensitive(value):
-            raise sensitive(field)
+    if stored and _slug_sensitive(value):
+        raise sensitive(field)
     return value
+
+
+@functools.lru_cache(maxsize=4096)
+def _slug_sensitive(value: str) -> bool:
+    """Whether a slug looks like a secret (cached: the same few tags and namespaces recur)."""
+    from habitus.redact import looks_sensitive
+
+    return looks_sensitive(value)
 
 
 def check_tags(value: Any, field: str = "tags", *, text: bool = True, stored: bool = True) -> list[str]:

@@ -225,16 +225,13 @@ def reflect(
                         "importance": 0.7,
                         "confidence": 0.8,
                         "tags": ["reflection"],
-                        "metadata": {
-                            "source": "reflect",
-                            "reflector": reflector.name,
-                            "stream": stream,
-                            "supporting": proposal.supporting,
-                        },
+                        "metadata": {"source": "reflect", "reflector": reflector.name, "stream": stream},
                     },
                     scope=store.name,
                     now=now,
                 )
+                # The supporting ids are the UUIDs of observations `accept` checked: nothing to redact.
+                record["metadata"] = {**record["metadata"], "supporting": proposal.supporting}
             except HabitusError as exc:
                 if exc.code != "sensitive_content":
                     raise
@@ -253,4 +250,6 @@ def reflect(
         "items": items,
         "considered": len(observations),
         "watermark": {"before": before, "after": after},
+        # More texts than the embedding measure embeds in one run: judged by word overlap alone.
+        **({"similarity_limited": True} if getattr(measure, "limited", False) else {}),
     }
