@@ -9,6 +9,8 @@ each issue is `{"code", "count", "ids"}` (at most MAX_IDS ids). Stable codes:
     memory_field      a stored record fails record validation
     memory_sensitive  a stored record holds text that redaction would change or refuse (written before
                       redaction, or by another program): patch it with retain --id, or purge it
+    memory_instruction  a stored record holds an instruction-injection marker (written before habitus
+                      refused them, or by another program): `index` never shows it; patch or purge it
     tag_field         memory_tags rows differ from the record's tags
     fts_missing       an active record has no FTS row
     fts_removed       a removed record still has an FTS row
@@ -116,6 +118,8 @@ def _check_records(
             tags = record["tags"]
             if not records.is_clean(record):
                 issues.add("memory_sensitive", memory_id)
+            elif not records.is_plain(record):
+                issues.add("memory_instruction", memory_id)
         by_seq[int(row["seq"])] = (memory_id, tags, str(row["content"]), row["removed_at"] is not None)
     return by_seq
 

@@ -73,6 +73,27 @@ def sensitive(field: str) -> HabitusError:
     )
 
 
+def instruction_like(field: str) -> HabitusError:
+    return HabitusError(
+        "refused",
+        f"request.{field}: looks like an instruction to an agent (an injection marker); nothing was stored",
+        hint="state the fact in plain words; memories reach an agent's context verbatim",
+        reason="injection",
+    )
+
+
+def check_instructions(text: str, field: str = "content") -> str:
+    """Refuse text holding an instruction-injection marker ("ignore previous instructions", chat-template
+    tokens, `curl … | sh`): the same list habit wording is checked against (habitus.habits.wording).
+    Every write path calls it through `check_content`: retain and import refuse, observe and reflect
+    skip such text and count it."""
+    from habitus.habits.wording import looks_like_injection
+
+    if looks_like_injection(text):
+        raise instruction_like(field)
+    return text
+
+
 def redact_content(text: str, field: str = "content") -> str:
     """THE single place where memory text is redacted before it is stored (DESIGN.md section 10).
 
@@ -125,6 +146,16 @@ def is_clean(record: Mapping[str, Any]) -> bool:
         return False
 
 
+def is_plain(record: Mapping[str, Any]) -> bool:
+    """Whether a stored record is free of instruction-injection markers (verify: `memory_instruction`)."""
+    from habitus.habits.wording import looks_like_injection
+
+    source = record["metadata"].get("source")
+    return not looks_like_injection(record["content"]) and not (
+        isinstance(source, str) and looks_like_injection(source)
+    )
+
+
 # -- single fields ---------------------------------------------------------------------------------
 
 
@@ -153,7 +184,7 @@ def check_content(value: Any, field: str = "content", *, redact: bool = True) ->
     if size > MAX_CONTENT_BYTES:
         raise bad_request(field, f"expected at most {MAX_CONTENT_BYTES} bytes of UTF-8")
     if redact:
-        text = redact_content(text, field).strip()
+        text = check_instructions(redact_content(text, field).strip(), field)
     if not text:
         raise bad_request(field, "nothing left after redaction")
     return text
@@ -235,6 +266,8 @@ def check_metadata(
     source = value.get("source")
     if "source" in value and (not isinstance(source, str) or not source or len(source) > MAX_SOURCE_CHARS):
         raise bad_request(f"{field}.source", f"expected a non-empty string (<= {MAX_SOURCE_CHARS} chars)")
+    if redact and isinstance(source, str):
+        check_instructions(source, f"{field}.source")  # the index shows it beside the content
     return value
 
 

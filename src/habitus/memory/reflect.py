@@ -120,10 +120,15 @@ class RuleReflector:
                 if label is not None:
                     out.append(ReflectionProposal(f"{label}: {obs.statement}", [obs.id]))
         # Recurring topics: what the user keeps saying, or high-relevance findings that come back.
+        # Tool results, and agent text that relays them (errors it quotes, output it repeats), are not
+        # stable facts: they never make a recurring topic.
         pool = [
             o
             for o in observations
             if len(text.words(o.statement)) >= 4
+            and o.role != "tool"
+            and "relays_tool" not in o.signals
+            and not (o.role == "assistant" and "blocker" in o.signals and "decision" not in o.signals)
             and (
                 (o.role == "user" and RANK[o.relevance] >= RANK["medium"])
                 or RANK[o.relevance] >= RANK["high"]
@@ -210,7 +215,7 @@ def reflect(
         proposals, error = [], exc
     after = max([before, *(o.seq for o in observations)])
     items = []
-    dropped = 0
+    dropped = instructions = 0
     with store.db.write(conn):
         # A concurrent run may have added reflections meanwhile: check against what is there now.
         proposals = accept(
@@ -233,6 +238,9 @@ def reflect(
                 # The supporting ids are the UUIDs of observations `accept` checked: nothing to redact.
                 record["metadata"] = {**record["metadata"], "supporting": proposal.supporting}
             except HabitusError as exc:
+                if exc.code == "refused":  # an instruction-injection marker (records.check_instructions)
+                    instructions += 1
+                    continue
                 if exc.code != "sensitive_content":
                     raise
                 dropped += 1
@@ -247,6 +255,7 @@ def reflect(
         **result,
         "reflected": len(items),
         "dropped_sensitive": dropped,
+        "dropped_instruction": instructions,
         "items": items,
         "considered": len(observations),
         "watermark": {"before": before, "after": after},
