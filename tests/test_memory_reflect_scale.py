@@ -18,6 +18,17 @@ def brute(sets: list[set[str]], threshold: float) -> list[set[int]]:
     return out
 
 
+def test_similar_pairs_at_scale_stays_linear_and_still_groups_exact_repeats() -> None:
+    common = [f"c{i}" for i in range(6)]
+    sets = [set(common) | {f"r{i}"} for i in range(text.COMMON * 3)] + [set(common)] * 4
+    found = text.similar_pairs(sets, 0.6)
+    # every set shares 6 of 7 words with every other, but only through words too common to propose
+    # pairs: none is compared, except the exact repeats, paired with the first of their words
+    assert all(not found[i] for i in range(text.COMMON * 3))
+    head = text.COMMON * 3
+    assert found[head] == {head + 1, head + 2, head + 3} and found[head + 2] == {head}
+
+
 def test_similar_pairs_finds_exactly_the_pairs_a_full_comparison_finds() -> None:
     rng = random.Random(3)
     vocabulary = [f"w{i}" for i in range(40)]
@@ -25,7 +36,9 @@ def test_similar_pairs_finds_exactly_the_pairs_a_full_comparison_finds() -> None
         sets = [set(rng.sample(vocabulary, rng.randint(0, 7))) for _ in range(rng.randint(2, 90))]
         sets += [set(s) for s in rng.sample(sets, 3)]  # exact repeats
         for threshold in (0.5, 0.6, 0.8, 1.0):
-            assert text.similar_pairs(sets, threshold) == brute(sets, threshold)
+            found, expected = text.similar_pairs(sets, threshold), brute(sets, threshold)
+            # all pairs are found (no word is common in sets this few), exact repeats included
+            assert found == expected
 
 
 def test_measure_neighbours_agree_with_the_pairwise_judgements(state_root: Path) -> None:

@@ -26,8 +26,7 @@ _IDENTIFIER = re.compile(
 )
 
 Similarity = Callable[[str, str], float]
-COMMON_SHARE = 0.01
-COMMON_MIN = 100
+COMMON = 200  # a word in more sets than this proposes no pairs (see similar_pairs)
 
 
 def one_line(text: str) -> str:
@@ -74,24 +73,23 @@ def similar_pairs(sets: Sequence[set[str]], threshold: float) -> list[set[int]]:
     """For each i, the j != i whose word sets overlap by at least threshold (Jaccard), without comparing
     every pair: two sets that similar share a word among the rarest `n - ceil(threshold * n) + 1` of
     each (prefix filtering), so only sets sharing such a word are compared. Words found in more than
-    COMMON_SHARE of the sets (and more than COMMON_MIN) propose no pairs: a pair whose shared prefix
-    words are all that common is missed unless the two sets are equal (exact repeats are grouped)."""
+    COMMON sets propose no pairs, so the work stays linear in the number of sets: a pair whose shared
+    prefix words are all that common is missed, unless the two sets are equal (an exact repeat is
+    paired with the first set of its words, which is all that grouping and deduplication need)."""
     frequency = Counter(word for words_ in sets for word in words_)
-    common = max(COMMON_MIN, int(len(sets) * COMMON_SHARE))
     index: dict[str, list[int]] = {}
-    equal: dict[frozenset[str], list[int]] = {}
+    first: dict[frozenset[str], int] = {}
     out: list[set[int]] = [set() for _ in sets]
     for i, words_ in enumerate(sets):
         if not words_:
             continue
-        key = frozenset(words_)
-        for j in equal.get(key, ()):
-            out[i].add(j)
-            out[j].add(i)
-        equal.setdefault(key, []).append(i)
+        head = first.setdefault(frozenset(words_), i)
+        if head != i:
+            out[i].add(head)
+            out[head].add(i)
         ordered = sorted(words_, key=lambda w: (frequency[w], w))
         prefix = ordered[: len(ordered) - math.ceil(threshold * len(ordered) - 1e-9) + 1]
-        prefix = [word for word in prefix if frequency[word] <= common]
+        prefix = [word for word in prefix if frequency[word] <= COMMON]
         candidates = {j for word in prefix for j in index.get(word, ())} - out[i]
         for j in candidates:
             shared = len(words_ & sets[j])
