@@ -63,6 +63,7 @@ _habitus() {
             "memory|repair") node="memory repair" ;;
             "memory|retain") node="memory retain" ;;
             "memory|retrieve") node="memory retrieve" ;;
+            "memory|trust") node="memory trust" ;;
             "memory|unpin") node="memory unpin" ;;
             "memory|verify") node="memory verify" ;;
             "model|add") node="model add" ;;
@@ -242,6 +243,9 @@ _habitus() {
         "memory retrieve|--source") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "memory retrieve|--tag") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "memory retrieve|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "memory trust|--project") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "memory trust|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "memory trust|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "memory unpin|--store") COMPREPLY=($(compgen -W "global project" -- "$cur")); return ;;
         "memory unpin|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "memory unpin|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -311,7 +315,7 @@ _habitus() {
         "hooks") COMPREPLY=($(compgen -W "install print --help" -- "$cur")) ;;
         "hooks install") COMPREPLY=($(compgen -W "--harness --help --pretty --project --root" -- "$cur")) ;;
         "hooks print") COMPREPLY=($(compgen -W "--harness --help --root" -- "$cur")) ;;
-        "memory") COMPREPLY=($(compgen -W "export import index index-vectors observe pin prune recall reflect remove repair retain retrieve unpin verify --help" -- "$cur")) ;;
+        "memory") COMPREPLY=($(compgen -W "export import index index-vectors observe pin prune recall reflect remove repair retain retrieve trust unpin verify --help" -- "$cur")) ;;
         "memory export") COMPREPLY=($(compgen -W "--help --out --pretty --root --store --wait" -- "$cur")) ;;
         "memory import") COMPREPLY=($(compgen -W "--help --pretty --root --store --wait" -- "$cur")) ;;
         "memory index") COMPREPLY=($(compgen -W "--budget --harness --help --per-store --pretty --root --store --wait" -- "$cur")) ;;
@@ -325,6 +329,7 @@ _habitus() {
         "memory repair") COMPREPLY=($(compgen -W "--help --pretty --rebuild-fts --root --store --wait" -- "$cur")) ;;
         "memory retain") COMPREPLY=($(compgen -W "--confidence --expires-at --help --id --importance --kind --metadata --namespace --nl --pretty --relevance --root --scope --store --tags --wait" -- "$cur")) ;;
         "memory retrieve") COMPREPLY=($(compgen -W "--both --confidence-gte --confidence-lte --expires --full --help --hybrid --importance-gte --importance-lte --kind --limit --namespace --no-hybrid --offset --order --order-by --pretty --removed --root --scope --source --store --tag --wait" -- "$cur")) ;;
+        "memory trust") COMPREPLY=($(compgen -W "--help --pretty --project --revoke --root --wait" -- "$cur")) ;;
         "memory unpin") COMPREPLY=($(compgen -W "--help --pretty --root --store --wait" -- "$cur")) ;;
         "memory verify") COMPREPLY=($(compgen -W "--help --pretty --root --store --wait" -- "$cur")) ;;
         "model") COMPREPLY=($(compgen -W "add list remove use --help" -- "$cur")) ;;

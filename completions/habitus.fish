@@ -117,6 +117,8 @@ function __habitus_node
                 set node 'memory retain'
             case 'memory|retrieve'
                 set node 'memory retrieve'
+            case 'memory|trust'
+                set node 'memory trust'
             case 'memory|unpin'
                 set node 'memory unpin'
             case 'memory|verify'
@@ -363,6 +365,7 @@ complete -c habitus -n "test (__habitus_node) = 'memory'" -a remove -d 'Remove a
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a repair -d 'Rebuild a store\'s derived indexes (FTS and tags), then verify it.'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a retain -d 'Create a memory, or patch and restore one by --id.'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a retrieve -d 'Search memories (BM25 and meaning) or list them with filters.'
+complete -c habitus -n "test (__habitus_node) = 'memory'" -a trust -d 'Trust a project memory store, so that index and retrieve read it.'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a unpin -d 'Unpin a memory (even one that no longer exists).'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a verify -d 'Check a store\'s records, tags and FTS index; report issues (exit 1 when any).'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -l help
@@ -479,6 +482,12 @@ complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l source -r
 complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l store -x -a 'global project'
 complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l tag -r
 complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'memory trust'" -l help
+complete -c habitus -n "test (__habitus_node) = 'memory trust'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'memory trust'" -l project -r
+complete -c habitus -n "test (__habitus_node) = 'memory trust'" -l revoke
+complete -c habitus -n "test (__habitus_node) = 'memory trust'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'memory trust'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'memory unpin'" -l help
 complete -c habitus -n "test (__habitus_node) = 'memory unpin'" -l pretty
 complete -c habitus -n "test (__habitus_node) = 'memory unpin'" -l root -r

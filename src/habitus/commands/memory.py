@@ -40,13 +40,18 @@ MAN = {
     '{"v":1,"store","path","model","computed","stale_replaced","missing"}. verify: '
     '{"v":1,"ok","issues":[{"code","count","ids"}],...} (exit 1 when issues). export: JSON lines, one '
     'canonical record each, or with --out {"v":1,"path","count"}. import: {"v":1,"store","imported"}. '
-    'observe: {"v":1,"store","stream","observer","observed","duplicates","dropped_sensitive","items",'
+    'trust: {"v":1,"path","trusted","changed"}. '
+    'observe: {"v":1,"store","stream","observer","observed","duplicates","dropped_sensitive",'
+    '"dropped_instruction","items",'
     '"remaining","watermark":{"before","after"},"unit"} (nothing in hook mode). reflect: {"v":1,"store",'
-    '"stream","reflector","similarity","reflected","dropped_sensitive","items","considered","watermark"}. '
+    '"stream","reflector","similarity","reflected","dropped_sensitive","dropped_instruction","items","considered","watermark"}. '
     'prune: {"v":1,"store","stream","dropper","similarity","budget","before_tokens","after_tokens",'
     '"within_budget","passes","dropped"}.',
     "files": "<root>/memory.sqlite (global store) and <repo>/.habitus/memory.sqlite (project store of the "
-    "git repository around the current directory; its folder gets a .gitignore of *). recall, retrieve, "
+    "git repository around the current directory; its folder gets a .gitignore of *). A project store is "
+    "read by index, retrieve and recall only when <root>/memory-trust.json trusts it: habitus trusts the "
+    "stores it creates, `memory trust` the others (untrusted: index leaves it out, --both skips it, "
+    "--store project is refused with untrusted). recall, retrieve, "
     "index, verify and export never create or migrate a store (retrieve --hybrid adds the vectors it "
     "computes to an existing one). Reads config.toml (memory.*, embed.model, models.NAME with "
     "memory.model).",
@@ -294,6 +299,8 @@ def retrieve_command(
     if both and (store or merged.get("store")):
         raise HabitusError("usage", "--both and --store exclude each other")
     targets = stores.both(root, wait=wait) if both else [open_store(root, wait, store, merged)]
+    if not both:
+        targets[0].require_trust()  # a named untrusted project store is refused (--both skips it)
     try:
         from habitus.memory import hybrid as hybrid_search
 
@@ -603,6 +610,7 @@ def import_command(file: Path | None, store: str | None, root: StateRoot, wait: 
 
 # Observational memory lives in its own module to keep this one small.
 from habitus.commands.memory_observe import observe_command, prune_command, reflect_command  # noqa: E402
+from habitus.commands.memory_trust import trust_command  # noqa: E402
 
-for _command in (observe_command, reflect_command, prune_command):
+for _command in (observe_command, reflect_command, prune_command, trust_command):
     cli.add_command(_command)

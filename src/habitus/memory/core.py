@@ -111,6 +111,7 @@ def retain(store: MemoryStore, request: Mapping[str, Any], *, now: str | None = 
 def recall(store: MemoryStore, memory_id: Any, *, now: str | None = None) -> dict[str, Any]:
     """The active (not removed, not expired) record with this id, or `memory: null`."""
     records.check_id(memory_id)
+    store.require_trust()
     conn = store.reader()
     row = None
     if conn is not None:

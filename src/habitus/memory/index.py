@@ -6,7 +6,8 @@ they belong to observational memory). One row per record:
 
     - [<store>] [<metadata.source>] <id> <preview of at most 240 characters>
 
-(`[source]` only when the record has one). Rows are added under a one-line header while the whole text
+(`[source]` only when the record has one). A project store this user does not trust
+(habitus.memory.trust) is not read at all: its summary says `trusted: false` and why. Rows are added under a one-line header while the whole text
 stays within `budget` characters; the first row that does not fit ends the list, so a row is never cut.
 When not even one row fits, the text is empty. Pins whose record is removed, expired or gone are
 skipped and counted as unresolved; they stay pinned until `unpin`. Reading never creates a store.
@@ -38,6 +39,10 @@ def build(stores: list[MemoryStore], *, budget: int, now: str, per_store: int = 
     unresolved = withheld = 0
     summary: dict[str, Any] = {}
     for store in stores:
+        verdict = store.verdict()
+        if store.exists() and not verdict.trusted:  # never read: its text must not reach the agent
+            summary[store.name] = {"path": str(store.path), "exists": True, **verdict.describe()}
+            continue
         conn = store.reader()
         summary[store.name] = {"path": str(store.path), "exists": conn is not None}
         if conn is None:

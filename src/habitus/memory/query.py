@@ -302,6 +302,10 @@ def retrieve_all(
     total, offset, mode = 0, sel.offset, "list"
     summary: dict[str, Any] = {}
     for store in stores:
+        verdict = store.verdict()
+        if store.exists() and not verdict.trusted:  # an untrusted project store is skipped, and says so
+            summary[store.name] = {"path": str(store.path), "exists": True, "total": 0, **verdict.describe()}
+            continue
         want = sel.limit - len(items)
         part = one(store, replace(sel, offset=offset, limit=max(want, 1)), now=now)
         items += part["items"][: max(want, 0)]
