@@ -37,6 +37,7 @@ _habitus() {
             "dedupe|scan") node="dedupe scan" ;;
             "eval|advise") node="eval advise" ;;
             "eval|analyze") node="eval analyze" ;;
+            "eval|memory") node="eval memory" ;;
             "eval|select") node="eval select" ;;
             "habit|approve") node="habit approve" ;;
             "habit|archive") node="habit archive" ;;
@@ -62,6 +63,7 @@ _habitus() {
             "memory|repair") node="memory repair" ;;
             "memory|retain") node="memory retain" ;;
             "memory|retrieve") node="memory retrieve" ;;
+            "memory|trust") node="memory trust" ;;
             "memory|unpin") node="memory unpin" ;;
             "memory|verify") node="memory verify" ;;
             "model|add") node="model add" ;;
@@ -120,6 +122,12 @@ _habitus() {
         "eval advise|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "eval analyze|--conversation") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "eval analyze|--labels") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval memory|--memories") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval memory|--queries") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval memory|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval memory|--top") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval memory|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "eval memory|-k") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "eval select|--part") COMPREPLY=($(compgen -W "all fit holdout" -- "$cur")); return ;;
         "eval select|--cases") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "eval select|--habits") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -235,6 +243,9 @@ _habitus() {
         "memory retrieve|--source") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "memory retrieve|--tag") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "memory retrieve|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "memory trust|--project") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "memory trust|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "memory trust|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "memory unpin|--store") COMPREPLY=($(compgen -W "global project" -- "$cur")); return ;;
         "memory unpin|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "memory unpin|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -286,9 +297,10 @@ _habitus() {
         "dedupe resolve") COMPREPLY=($(compgen -W "--action --checksum --help --keep --pretty --root --wait" -- "$cur")) ;;
         "dedupe scan") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "demo") COMPREPLY=($(compgen -W "--help --keep" -- "$cur")) ;;
-        "eval") COMPREPLY=($(compgen -W "advise analyze select --help" -- "$cur")) ;;
+        "eval") COMPREPLY=($(compgen -W "advise analyze memory select --help" -- "$cur")) ;;
         "eval advise") COMPREPLY=($(compgen -W "--cases --habits --help --pretty --root --wait" -- "$cur")) ;;
         "eval analyze") COMPREPLY=($(compgen -W "--conversation --help --labels --pretty" -- "$cur")) ;;
+        "eval memory") COMPREPLY=($(compgen -W "--help --hybrid --memories --no-hybrid --pretty --queries --root --top --wait -k" -- "$cur")) ;;
         "eval select") COMPREPLY=($(compgen -W "--cases --habits --help --judge --part --pretty --root --wait" -- "$cur")) ;;
         "habit") COMPREPLY=($(compgen -W "approve archive declare disable enable list recheck reject show --help" -- "$cur")) ;;
         "habit approve") COMPREPLY=($(compgen -W "--checksum --help --pretty --root --wait" -- "$cur")) ;;
@@ -303,7 +315,7 @@ _habitus() {
         "hooks") COMPREPLY=($(compgen -W "install print --help" -- "$cur")) ;;
         "hooks install") COMPREPLY=($(compgen -W "--harness --help --pretty --project --root" -- "$cur")) ;;
         "hooks print") COMPREPLY=($(compgen -W "--harness --help --root" -- "$cur")) ;;
-        "memory") COMPREPLY=($(compgen -W "export import index index-vectors observe pin prune recall reflect remove repair retain retrieve unpin verify --help" -- "$cur")) ;;
+        "memory") COMPREPLY=($(compgen -W "export import index index-vectors observe pin prune recall reflect remove repair retain retrieve trust unpin verify --help" -- "$cur")) ;;
         "memory export") COMPREPLY=($(compgen -W "--help --out --pretty --root --store --wait" -- "$cur")) ;;
         "memory import") COMPREPLY=($(compgen -W "--help --pretty --root --store --wait" -- "$cur")) ;;
         "memory index") COMPREPLY=($(compgen -W "--budget --harness --help --per-store --pretty --root --store --wait" -- "$cur")) ;;
@@ -316,7 +328,8 @@ _habitus() {
         "memory remove") COMPREPLY=($(compgen -W "--help --nl --pretty --purge --root --store --wait" -- "$cur")) ;;
         "memory repair") COMPREPLY=($(compgen -W "--help --pretty --rebuild-fts --root --store --wait" -- "$cur")) ;;
         "memory retain") COMPREPLY=($(compgen -W "--confidence --expires-at --help --id --importance --kind --metadata --namespace --nl --pretty --relevance --root --scope --store --tags --wait" -- "$cur")) ;;
-        "memory retrieve") COMPREPLY=($(compgen -W "--both --confidence-gte --confidence-lte --expires --full --help --hybrid --importance-gte --importance-lte --kind --limit --namespace --offset --order --order-by --pretty --removed --root --scope --source --store --tag --wait" -- "$cur")) ;;
+        "memory retrieve") COMPREPLY=($(compgen -W "--both --confidence-gte --confidence-lte --expires --full --help --hybrid --importance-gte --importance-lte --kind --limit --namespace --no-hybrid --offset --order --order-by --pretty --removed --root --scope --source --store --tag --wait" -- "$cur")) ;;
+        "memory trust") COMPREPLY=($(compgen -W "--help --pretty --project --revoke --root --wait" -- "$cur")) ;;
         "memory unpin") COMPREPLY=($(compgen -W "--help --pretty --root --store --wait" -- "$cur")) ;;
         "memory verify") COMPREPLY=($(compgen -W "--help --pretty --root --store --wait" -- "$cur")) ;;
         "model") COMPREPLY=($(compgen -W "add list remove use --help" -- "$cur")) ;;

@@ -65,6 +65,8 @@ function __habitus_node
                 set node 'eval advise'
             case 'eval|analyze'
                 set node 'eval analyze'
+            case 'eval|memory'
+                set node 'eval memory'
             case 'eval|select'
                 set node 'eval select'
             case 'habit|approve'
@@ -115,6 +117,8 @@ function __habitus_node
                 set node 'memory retain'
             case 'memory|retrieve'
                 set node 'memory retrieve'
+            case 'memory|trust'
+                set node 'memory trust'
             case 'memory|unpin'
                 set node 'memory unpin'
             case 'memory|verify'
@@ -250,6 +254,7 @@ complete -c habitus -n "test (__habitus_node) = 'demo'" -l help
 complete -c habitus -n "test (__habitus_node) = 'demo'" -l keep
 complete -c habitus -n "test (__habitus_node) = 'eval'" -a advise -d 'Measure the local advise reviewer: precision, recall, misses by category.'
 complete -c habitus -n "test (__habitus_node) = 'eval'" -a analyze -d 'Measure the local analyzer on labelled conversations.'
+complete -c habitus -n "test (__habitus_node) = 'eval'" -a memory -d 'Measure memory retrieve: recall@k and MRR by category and language.'
 complete -c habitus -n "test (__habitus_node) = 'eval'" -a select -d 'Measure the select judge: precision, recall, confusion by category.'
 complete -c habitus -n "test (__habitus_node) = 'eval'" -l help
 complete -c habitus -n "test (__habitus_node) = 'eval advise'" -l cases -r
@@ -262,6 +267,15 @@ complete -c habitus -n "test (__habitus_node) = 'eval analyze'" -l conversation 
 complete -c habitus -n "test (__habitus_node) = 'eval analyze'" -l help
 complete -c habitus -n "test (__habitus_node) = 'eval analyze'" -l labels -r
 complete -c habitus -n "test (__habitus_node) = 'eval analyze'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'eval memory'" -l help
+complete -c habitus -n "test (__habitus_node) = 'eval memory'" -l hybrid
+complete -c habitus -n "test (__habitus_node) = 'eval memory'" -l memories -r
+complete -c habitus -n "test (__habitus_node) = 'eval memory'" -l no-hybrid
+complete -c habitus -n "test (__habitus_node) = 'eval memory'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'eval memory'" -l queries -r
+complete -c habitus -n "test (__habitus_node) = 'eval memory'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'eval memory'" -l top -r
+complete -c habitus -n "test (__habitus_node) = 'eval memory'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'eval select'" -l cases -r
 complete -c habitus -n "test (__habitus_node) = 'eval select'" -l habits -r
 complete -c habitus -n "test (__habitus_node) = 'eval select'" -l help
@@ -350,7 +364,8 @@ complete -c habitus -n "test (__habitus_node) = 'memory'" -a reflect -d 'Crystal
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a remove -d 'Remove a memory: soft by default (retain --id restores it), --purge to delete.'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a repair -d 'Rebuild a store\'s derived indexes (FTS and tags), then verify it.'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a retain -d 'Create a memory, or patch and restore one by --id.'
-complete -c habitus -n "test (__habitus_node) = 'memory'" -a retrieve -d 'Search memories (FTS5, BM25 ranking) or list them with filters.'
+complete -c habitus -n "test (__habitus_node) = 'memory'" -a retrieve -d 'Search memories (BM25 and meaning) or list them with filters.'
+complete -c habitus -n "test (__habitus_node) = 'memory'" -a trust -d 'Trust a project memory store, so that index and retrieve read it.'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a unpin -d 'Unpin a memory (even one that no longer exists).'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a verify -d 'Check a store\'s records, tags and FTS index; report issues (exit 1 when any).'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -l help
@@ -455,6 +470,7 @@ complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l importance
 complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l kind -r
 complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l limit -r
 complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l namespace -r
+complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l no-hybrid
 complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l offset -r
 complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l order -x -a 'asc desc'
 complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l order-by -x -a 'relevance updated_at created_at id importance confidence'
@@ -466,6 +482,12 @@ complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l source -r
 complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l store -x -a 'global project'
 complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l tag -r
 complete -c habitus -n "test (__habitus_node) = 'memory retrieve'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'memory trust'" -l help
+complete -c habitus -n "test (__habitus_node) = 'memory trust'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'memory trust'" -l project -r
+complete -c habitus -n "test (__habitus_node) = 'memory trust'" -l revoke
+complete -c habitus -n "test (__habitus_node) = 'memory trust'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'memory trust'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'memory unpin'" -l help
 complete -c habitus -n "test (__habitus_node) = 'memory unpin'" -l pretty
 complete -c habitus -n "test (__habitus_node) = 'memory unpin'" -l root -r

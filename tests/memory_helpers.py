@@ -105,3 +105,14 @@ def claude_transcript(
                 out.write(orjson.dumps(record) + b"\n")
                 parent, count = uid, count + 1
     return path
+
+
+def set_fts_text(conn: sqlite3.Connection, seq: int, text: str) -> None:
+    """Rewrite a record's FTS row as if text were its content (both columns), behind habitus's back."""
+    from habitus.memory.search import index_text
+    from habitus.memory.terms import stem_text
+
+    conn.execute(
+        "UPDATE memories_fts SET body = ?, stems = ? WHERE rowid = ?",
+        (index_text(text), stem_text(text), seq),
+    )

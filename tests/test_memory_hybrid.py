@@ -51,18 +51,19 @@ def vector_rows(root: Path) -> list[tuple[int, str]]:
 @pytest.mark.parametrize(
     ("query", "expected"),
     [
-        ("which database do we use", "The database is PostgreSQL 16 on a managed host"),
+        ("which sql engine", "The database is PostgreSQL 16 on a managed host"),
         ("indentation style", "User prefers tabs over spaces in every file"),
         ("when can we release", "Deploy to production only on Tuesdays after the standup"),
     ],
 )
 def test_hybrid_finds_by_meaning_what_bm25_misses(state_root: Path, query: str, expected: str) -> None:
     ids = fill()
-    assert mem("retrieve", query).result["total"] == 0  # no record holds all the words
+    text_only = mem("retrieve", query, "--no-hybrid").result["items"]
+    assert ids[expected] not in [item["id"] for item in text_only[:1]]  # BM25 alone misses it
     result = hybrid(query)
     assert result["mode"] == "hybrid" and result["hybrid"]["used"] is True
     top = result["items"][0]
-    assert top["id"] == ids[expected] and top["bm25"] is None and top["similarity"] >= 0.2
+    assert top["id"] == ids[expected] and top["similarity"] >= 0.2
     assert all(item["similarity"] >= 0.2 for item in result["items"])
 
 
@@ -141,7 +142,7 @@ def test_content_changed_behind_our_back_fails_closed_until_reindexed(state_root
     conn = memory_helpers.connect(state_root / "memory.sqlite")
     seq = seq_of(conn, ids["User prefers tabs over spaces in every file"])  # its vector is about tabs
     conn.execute("UPDATE memories SET content = 'The staging server is kestrel' WHERE seq = ?", (seq,))
-    conn.execute("UPDATE memories_fts SET body = 'The staging server is kestrel' WHERE rowid = ?", (seq,))
+    memory_helpers.set_fts_text(conn, seq, "The staging server is kestrel")
     conn.close()
     result = hybrid("tabs")
     assert result["stores"]["global"]["hybrid"]["reason"] == "vectors_stale" and result["mode"] == "fts"
@@ -254,3 +255,54 @@ def test_locked_and_newer_stores(state_root: Path, tmp_path: Path) -> None:
         mem("index-vectors", "--store", "global", "--root", str(tmp_path / "empty")).error["code"]
         == "not_found"
     )
+
+
+def test_by_default_vectors_join_plain_queries_and_syntax_means_what_it_says(state_root: Path) -> None:
+    ids = fill()
+    plain = mem("retrieve", "which sql engine").result
+    assert plain["mode"] == "hybrid" and plain["hybrid"]["used"] is True
+    assert plain["items"][0]["id"] == ids["The database is PostgreSQL 16 on a managed host"]
+    assert len(vector_rows(state_root)) == len(CORPUS)  # a small store got its vectors on first search
+    syntax = mem("retrieve", "tabs AND spaces").result
+    assert syntax["mode"] == "fts" and "hybrid" not in syntax
+    assert mem("retrieve", "tabs", "--no-hybrid").result["mode"] == "fts"
+    listed = mem("retrieve", "tabs", "--order-by", "updated_at").result
+    assert listed["mode"] == "fts" and "hybrid" not in listed
+
+
+def test_by_default_a_large_backlog_answers_by_bm25_without_the_model(
+    state_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import habitus.embed
+
+    ids = fill()
+    monkeypatch.setattr(vectors, "LAZY_MAX", 3)
+
+    def no_model(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the model must not load")
+
+    monkeypatch.setattr(habitus.embed, "load_embedder", no_model)
+    result = mem("retrieve", "tabs").result
+    info = result["stores"]["global"]["hybrid"]
+    assert result["mode"] == "fts" and info["reason"] == "vectors_missing" and info["missing"] == len(CORPUS)
+    assert [i["id"] for i in result["items"]] == [ids["User prefers tabs over spaces in every file"]]
+    assert vector_rows(state_root) == []
+
+
+def test_by_default_a_model_that_does_not_load_means_bm25(
+    state_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import habitus.embed
+    from habitus.errors import HabitusError
+
+    fill()
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise HabitusError("model_unavailable", "gone")
+
+    monkeypatch.setattr(habitus.embed, "load_embedder", broken)
+    result = mem("retrieve", "tabs").result
+    assert result["mode"] == "fts" and result["items"]
+    assert result["hybrid"] == {"model": None, "used": False, "reason": "model_unavailable"}
+    strict = mem("retrieve", "tabs", "--hybrid")
+    assert strict.exit == 3 and strict.error["code"] == "model_unavailable"

@@ -290,7 +290,7 @@ def test_two_writer_processes(state_root: Path) -> None:
     created = [orjson.loads(line)["memory"]["id"] for out, _ in outputs for line in out.splitlines()]
     assert len(set(created)) == 60
     assert mem("retrieve", request={"tags": ["left"], "limit": 100}).result["total"] == 30
-    assert mem("retrieve", "right", "--limit", "100").result["total"] == 30
+    assert mem("retrieve", "right", "--limit", "100", "--no-hybrid").result["total"] == 30
     assert mem("verify").exit == 0
 
 
@@ -308,7 +308,7 @@ def test_a_held_write_lock_answers_75(state_root: Path) -> None:
     finally:
         holder.kill()
         holder.wait()
-    assert mem("retrieve", "y").result["total"] == 0
+    assert mem("retrieve", "y", "--no-hybrid").result["total"] == 0
 
 
 def test_a_newer_store_is_refused_and_left_untouched(state_root: Path) -> None:

@@ -110,7 +110,7 @@ def test_a_model_observes_and_the_invariants_still_hold(state_root: Path) -> Non
     assert [m["n"] for m in user["messages"]] == [1, 2, 3, 4] and user["known"] == []
     assert SECRET not in json.dumps(user) and "[REDACTED:github_token]" in user["messages"][1]["text"]
     assert user["messages"][2] == {"n": 3, "role": "tool", "at": "2030-01-01 10:02", "tool": "bash",
-                                   "text": "npm test\nError: Cannot find module 'chalk'"}  # fmt: skip
+                                   "text": "(tool output withheld)"}  # fmt: skip
     assert "critical" in system and "Do not default to critical" in system
 
 
@@ -301,7 +301,6 @@ POOL = [
     ("user", "The renderer lives in src/tui."),  # medium assertion
     ("assistant", "I've fixed the selector and all tests pass now."),  # completion
     ("assistant", "Let me look at the selectors first."),  # medium
-    ("tool", "export const theme = {}"),  # low
     ("assistant", "I will read the theme file next."),  # medium
 ]
 
@@ -317,7 +316,7 @@ def test_a_dropper_cannot_drop_what_is_protected(state_root: Path) -> None:
     result = out.result
     assert result["dropper"] == "model:m"
     dropped = {d["id"] for d in result["dropped"]}
-    assert dropped == {items[3]["id"], items[4]["id"], items[5]["id"]}
+    assert dropped == {items[3]["id"], items[4]["id"]}
     assert [p["pass"] for p in result["passes"]] == [1, 2, 3] and result["passes"][1]["dropped"] == 0
     left = {i["id"] for i in mem("retrieve", "--kind", "observation").result["items"]}
     assert left == {items[0]["id"], items[1]["id"], items[2]["id"]}

@@ -37,8 +37,7 @@ CHAT = [
 EXPECTED = [
     ("medium", "User: Please port user-message-selector.ts to the new theme system.", False, False),
     ("medium", "Assistant: I'll read theme.ts first. Let me look at the selectors.", False, False),
-    ("low", "Tool read: export const theme = {}", False, False),
-    ("high", "Tool bash failed: Error: Cannot find module 'chalk'", False, False),
+    ("high", "Tool bash failed", False, False),  # tool output never becomes memory: only that it failed
     ("critical", "User: no, that's not it. Use rgb values in the themes, no rgb indices!", True, False),
     ("critical", "User: I prefer tabs over spaces in every file.", True, False),
     ("critical", "Assistant completed: I've fixed the selector and all tests pass now.", False, True),
@@ -80,7 +79,7 @@ def test_observe_rates_messages_by_the_rubric(state_root: Path) -> None:
 
 
 def test_the_watermark_skips_what_was_observed_and_always_advances(state_root: Path) -> None:
-    assert mem("observe", request=chat_request()).result["observed"] == len(CHAT)
+    assert mem("observe", request=chat_request()).result["observed"] == len(EXPECTED)
     again = mem("observe", request=chat_request()).result
     assert again["observed"] == 0 and again["watermark"] == {"before": len(CHAT), "after": len(CHAT)}
     # the transcript grew: only the new tail is read
@@ -91,7 +90,7 @@ def test_the_watermark_skips_what_was_observed_and_always_advances(state_root: P
     blank = mem("observe", request={"stream": "s2", "messages": [{"role": "user", "text": "   "}] * 3}).result
     assert blank["observed"] == 0 and blank["watermark"] == {"before": 0, "after": 3}
     # another stream has its own watermark
-    assert mem("observe", request=chat_request(stream="s3")).result["observed"] == len(CHAT)
+    assert mem("observe", request=chat_request(stream="s3")).result["observed"] == len(EXPECTED)
 
 
 def test_chunks_are_bounded_and_the_rest_waits(state_root: Path) -> None:
@@ -114,12 +113,10 @@ def test_a_tool_results_error_flag_wins_over_its_words(state_root: Path) -> None
         {"role": "tool", "tool": "bash", "text": "exit status 2", "error": True},
         {"role": "tool", "tool": "bash", "text": "Error: ENOENT"},
     ]
-    items = mem("observe", request={"messages": messages}).result["items"]
-    assert [(i["relevance"], i["content"]) for i in items] == [
-        ("low", "Tool read: | `error` | Error states |"),
-        ("high", "Tool bash failed: exit status 2"),
-        ("high", "Tool bash failed: Error: ENOENT"),
-    ]
+    result = mem("observe", request={"messages": messages}).result
+    # read did not fail: no observation (tool output never becomes memory); bash failed, twice
+    assert [(i["relevance"], i["content"]) for i in result["items"]] == [("high", "Tool bash failed")]
+    assert result["duplicates"] == 1
     bad = mem("observe", request={"messages": [{"role": "tool", "text": "x", "error": "yes"}]})
     assert bad.exit == 2 and bad.error["message"].startswith("request.messages[0].error:")
 

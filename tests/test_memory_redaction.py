@@ -194,7 +194,7 @@ def test_verify_reports_text_stored_before_redaction(state_root: Path) -> None:
     record = retain("a harmless note")
     conn = memory_helpers.connect(state_root / "memory.sqlite")
     conn.execute("UPDATE memories SET content = ? WHERE id = ?", ("key AKIAIOSFODNN7EXAMPLE", record["id"]))
-    conn.execute("UPDATE memories_fts SET body = ? WHERE rowid = 1", ("key AKIAIOSFODNN7EXAMPLE",))
+    memory_helpers.set_fts_text(conn, 1, "key AKIAIOSFODNN7EXAMPLE")
     conn.close()
     out = mem("verify")
     assert out.exit == 1

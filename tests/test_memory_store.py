@@ -80,7 +80,7 @@ def test_patch_replaces_listed_fields_and_keeps_the_rest() -> None:
     assert patched["updated_at"] >= record["updated_at"]
     found = mem("retrieve", "second").result
     assert ids(found) == [record["id"]]
-    assert mem("retrieve", "first").result["total"] == 0
+    assert mem("retrieve", "first", "--no-hybrid").result["total"] == 0
     assert mem("retrieve", request={"tags": ["a"]}).result["total"] == 0
 
 
@@ -106,7 +106,7 @@ def test_soft_remove_hides_and_retain_restores() -> None:
     assert removed["removed"] is True and removed["purged"] is False
     assert removed["memory"]["removed_at"] is not None
     assert mem("recall", record["id"]).result["memory"] is None
-    assert mem("retrieve", "staging").result["total"] == 0
+    assert mem("retrieve", "staging", "--no-hybrid").result["total"] == 0
     assert mem("retrieve", request={"tags": ["ops"]}).result["total"] == 0
     listed = mem("retrieve", "--removed", "only").result
     assert ids(listed) == [record["id"]]

@@ -71,6 +71,10 @@ CODES: dict[str, tuple[Exit, str]] = {
     "disabled": (Exit.REFUSED, "the feature is turned off in config.toml (e.g. capture.enabled = false)"),
     "backup_invalid": (Exit.REFUSED, "a backup folder is incomplete, altered, or not a habitus backup"),
     "settings_invalid": (Exit.REFUSED, "a harness settings file is not one JSON object of the known shape"),
+    "untrusted": (
+        Exit.REFUSED,
+        "a project memory store you did not create here (or changed since) is not read until `memory trust`",
+    ),
     "state_locked": (Exit.BUSY, "another process holds the lock; retry or raise --wait"),
     "interrupted": (Exit.INTERRUPTED, "interrupted by a signal"),
 }

@@ -16,6 +16,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "Measure the local advise reviewer: precision, recall, misses by category.",
     ),
     "analyze": ("habitus.commands.eval_analyze", "Measure the local analyzer on labelled conversations."),
+    "memory": (
+        "habitus.commands.eval_memory",
+        "Measure memory retrieve: recall@k and MRR by category and language.",
+    ),
     "select": (
         "habitus.commands.eval_select",
         "Measure the select judge: precision, recall, confusion by category.",

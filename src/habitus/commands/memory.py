@@ -40,13 +40,18 @@ MAN = {
     '{"v":1,"store","path","model","computed","stale_replaced","missing"}. verify: '
     '{"v":1,"ok","issues":[{"code","count","ids"}],...} (exit 1 when issues). export: JSON lines, one '
     'canonical record each, or with --out {"v":1,"path","count"}. import: {"v":1,"store","imported"}. '
-    'observe: {"v":1,"store","stream","observer","observed","duplicates","dropped_sensitive","items",'
+    'trust: {"v":1,"path","trusted","changed"}. '
+    'observe: {"v":1,"store","stream","observer","observed","duplicates","dropped_sensitive",'
+    '"dropped_instruction","items",'
     '"remaining","watermark":{"before","after"},"unit"} (nothing in hook mode). reflect: {"v":1,"store",'
-    '"stream","reflector","similarity","reflected","dropped_sensitive","items","considered","watermark"}. '
+    '"stream","reflector","similarity","reflected","dropped_sensitive","dropped_instruction","items","considered","watermark"}. '
     'prune: {"v":1,"store","stream","dropper","similarity","budget","before_tokens","after_tokens",'
     '"within_budget","passes","dropped"}.',
     "files": "<root>/memory.sqlite (global store) and <repo>/.habitus/memory.sqlite (project store of the "
-    "git repository around the current directory; its folder gets a .gitignore of *). recall, retrieve, "
+    "git repository around the current directory; its folder gets a .gitignore of *). A project store is "
+    "read by index, retrieve and recall only when <root>/memory-trust.json trusts it: habitus trusts the "
+    "stores it creates, `memory trust` the others (untrusted: index leaves it out, --both skips it, "
+    "--store project is refused with untrusted). recall, retrieve, "
     "index, verify and export never create or migrate a store (retrieve --hybrid adds the vectors it "
     "computes to an existing one). Reads config.toml (memory.*, embed.model, models.NAME with "
     "memory.model).",
@@ -209,10 +214,11 @@ def recall_command(
 @click.option("--offset", type=int, help="Records to skip, 0..1000000 (default 0).")
 @click.option("--full", is_flag=True, help="Never summarise: print every item whole even past 50 KiB.")
 @click.option(
-    "--hybrid",
-    is_flag=True,
-    help="Add embedding similarity to BM25 (reciprocal rank fusion); falls back to BM25, flagged, "
-    "when vectors are missing (see index-vectors).",
+    "--hybrid/--no-hybrid",
+    default=None,
+    help="Embedding similarity joins BM25 (reciprocal rank fusion). Default: whenever the model "
+    "loads, falling back to BM25, flagged, when vectors are missing (see index-vectors); --hybrid "
+    "requires the model, --no-hybrid ranks by BM25 alone.",
 )
 @store_option
 @state_options
@@ -236,24 +242,27 @@ def retrieve_command(
     limit: int | None,
     offset: int | None,
     full: bool,
-    hybrid: bool,
+    hybrid: bool | None,
     store: str | None,
     root: StateRoot,
     wait: float,
     pretty: bool,
 ) -> None:
-    """Search memories (FTS5, BM25 ranking) or list them with filters.
+    """Search memories (BM25 and meaning) or list them with filters.
 
-    QUERY uses FTS5 syntax (AND, OR, NOT, "phrase", prefix*); a query it cannot
-    parse is searched literally instead, never refused. Hyphenated terms are literal.
-    --hybrid also ranks by meaning with the embedding model (stores.NAME.hybrid says
-    whether each store used it or fell back to BM25 because vectors were missing).
+    QUERY is words as you would type them: any of them may match, stems count
+    ("release" finds "releases"), a misspelt word finds its closest spelling,
+    and records holding more of the rarer words rank first; lowercase or/and/not
+    are words. Upper-case AND, OR, NOT, "phrases", prefix* and NEAR() are FTS5
+    syntax; a query FTS5 cannot parse is searched as plain words, never refused.
+    The embedding model ranks by meaning too (fused with BM25) whenever it loads;
+    stores.NAME.hybrid says whether each store used it or fell back to BM25.
 
     \b
     Examples:
-      habitus memory retrieve "deploy NOT staging" --kind decision
+      habitus memory retrieve "which database do we use"
+      habitus memory retrieve "deploy NOT staging" --kind decision --no-hybrid
       habitus memory retrieve --both --tag python --order-by importance --limit 5
-      habitus memory retrieve "which database do we use" --hybrid
     """
     from habitus.memory import bound, stores
     from habitus.memory import query as search_query
@@ -282,7 +291,7 @@ def retrieve_command(
         order=order,
         limit=limit,
         offset=offset,
-        hybrid=hybrid or None,
+        hybrid=hybrid,
         **ranges,
     )
     sel = search_query.selector(merged)
@@ -290,17 +299,12 @@ def retrieve_command(
     if both and (store or merged.get("store")):
         raise HabitusError("usage", "--both and --store exclude each other")
     targets = stores.both(root, wait=wait) if both else [open_store(root, wait, store, merged)]
+    if not both:
+        targets[0].require_trust()  # a named untrusted project store is refused (--both skips it)
     try:
-        one = None
-        if sel.hybrid and any(target.exists() for target in targets):
-            from habitus.embed import load_embedder
-            from habitus.memory.hybrid import Searcher
+        from habitus.memory import hybrid as hybrid_search
 
-            one = Searcher(load_embedder(root), sel.query or "")
-        result = search_query.retrieve_all(targets, sel, now=timestamp(), one=one)
-        if sel.hybrid:
-            used = [s.get("hybrid", {}).get("used", True) for s in result["stores"].values()]
-            result["hybrid"] = {"model": None if one is None else one.embedder.model_id, "used": all(used)}
+        result = hybrid_search.retrieve_ranked(root, targets, sel, now=timestamp())
     finally:
         for target in targets:
             target.close()
@@ -606,6 +610,7 @@ def import_command(file: Path | None, store: str | None, root: StateRoot, wait: 
 
 # Observational memory lives in its own module to keep this one small.
 from habitus.commands.memory_observe import observe_command, prune_command, reflect_command  # noqa: E402
+from habitus.commands.memory_trust import trust_command  # noqa: E402
 
-for _command in (observe_command, reflect_command, prune_command):
+for _command in (observe_command, reflect_command, prune_command, trust_command):
     cli.add_command(_command)

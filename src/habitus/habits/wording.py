@@ -2,7 +2,8 @@
 
 - non-empty after trimming, at most 1,000 characters per field;
 - no control characters (newlines included), no bidirectional overrides or line separators;
-- no instruction-injection markers (`</system>`, "ignore previous instructions", chat-template tokens…);
+- no instruction-injection markers (`</system>`, "ignore previous instructions", chat-template tokens,
+  `curl … | sh`…);
 - no credentials or secrets (private keys, provider tokens, JWTs, bearer headers, credential URLs,
   `password=…` assignments, long random-looking strings), nor anything else the redactor that guards
   every stored text would change (e-mail addresses, phone numbers, home folders).
@@ -35,9 +36,18 @@ INJECTION = re.compile(
     r"|<\|[a-z_]+\|>|\[/?inst\]|<<\s*/?sys\s*>>"
     r"|\b(ignore|disregard|forget)\s+(all\s+|any\s+|the\s+)?(previous|prior|above|earlier|preceding)\s+"
     r"(instructions?|messages?|prompts?|rules)"
-    r"|\btool output says\b|\bsystem prompt\s*:|\bnew instructions\s*:|\byou are now\b",
+    r"|\btool output says\b|\bsystem prompt\s*:|\bnew instructions\s*:|\byou are now\b"
+    # a downloaded script piped into a shell: `curl … | sh`, `wget -O- … | sudo bash`, `bash <(curl …)`
+    r"|\b(?:curl|wget)\b[^|\n]{0,300}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b|\b(?:ba|z)?sh\s+<\(\s*(?:curl|wget)\b",
     re.IGNORECASE,
 )
+
+
+def looks_like_injection(text: str) -> bool:
+    """Whether text holds an instruction-injection marker (the one list every stored text is checked
+    against: habit wording here, memory records in habitus.memory.records)."""
+    return bool(INJECTION.search(text))
+
 
 SECRETS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("private_key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
@@ -101,7 +111,7 @@ def clean_field(name: str, value: object, *, limit: int = MAX_CHARS) -> str:
         raise bad_request(name, f"at most {limit} characters")
     if _FORBIDDEN_CHARS.search(text):
         raise bad_request(name, "must not contain control characters, line breaks or direction overrides")
-    if INJECTION.search(text):
+    if looks_like_injection(text):
         raise HabitusError(
             "refused",
             f"request.{name}: looks like an instruction-injection marker",

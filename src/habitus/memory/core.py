@@ -17,6 +17,7 @@ from habitus.errors import HabitusError
 from habitus.memory import records
 from habitus.memory.search import index_text
 from habitus.memory.stores import MemoryStore
+from habitus.memory.terms import stem_text
 from habitus.state.db import utc_now
 
 ACTIVE = "removed_at IS NULL AND (expires_at IS NULL OR expires_at > ?)"
@@ -38,10 +39,16 @@ def insert(conn: sqlite3.Connection, record: Mapping[str, Any]) -> int:
     seq = int(conn.execute(_INSERT, records.to_row(record)).fetchone()[0])
     write_tags(conn, seq, record["tags"])
     if record["removed_at"] is None:
-        conn.execute(
-            "INSERT INTO memories_fts (rowid, body) VALUES (?, ?)", (seq, index_text(record["content"]))
-        )
+        write_fts(conn, seq, record["content"])
     return seq
+
+
+def write_fts(conn: sqlite3.Connection, seq: int, content: str) -> None:
+    """The FTS row of a record: its search text and its stems (see habitus.state.memory_store)."""
+    conn.execute(
+        "INSERT INTO memories_fts (rowid, body, stems) VALUES (?, ?, ?)",
+        (seq, index_text(content), stem_text(content)),
+    )
 
 
 def write_tags(conn: sqlite3.Connection, seq: int, tags: list[str]) -> None:
@@ -52,9 +59,7 @@ def write_tags(conn: sqlite3.Connection, seq: int, tags: list[str]) -> None:
 def _refresh_fts(conn: sqlite3.Connection, seq: int, record: Mapping[str, Any]) -> None:
     conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
     if record["removed_at"] is None:
-        conn.execute(
-            "INSERT INTO memories_fts (rowid, body) VALUES (?, ?)", (seq, index_text(record["content"]))
-        )
+        write_fts(conn, seq, record["content"])
 
 
 @contextmanager
@@ -106,6 +111,7 @@ def retain(store: MemoryStore, request: Mapping[str, Any], *, now: str | None = 
 def recall(store: MemoryStore, memory_id: Any, *, now: str | None = None) -> dict[str, Any]:
     """The active (not removed, not expired) record with this id, or `memory: null`."""
     records.check_id(memory_id)
+    store.require_trust()
     conn = store.reader()
     row = None
     if conn is not None:

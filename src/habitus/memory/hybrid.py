@@ -1,4 +1,14 @@
-"""`retrieve --hybrid`: BM25 and embedding similarity, fused by reciprocal rank.
+"""Hybrid retrieval: BM25 and embedding similarity, fused by reciprocal rank.
+
+It is on by default for a query ordered by relevance: whenever the configured embedding model loads,
+its vectors join the ranking (`--no-hybrid` or `"hybrid": false` turns it off; `--hybrid` or `true`
+makes a model that does not load an error instead of a fallback, `hybrid.reason = model_unavailable`).
+
+How vectors get built: never on the write path (retain stays fast and never loads a model). A search
+computes up to `vectors.LAZY_MAX` missing ones itself, so a store of a few hundred records is hybrid
+with no setup and each later search fills in what was added since; a bigger backlog (an import of
+100,000 records) is built by `habitus memory index-vectors`, which shows a progress bar on a terminal
+and commits batch by batch. Until then such a store answers by BM25 alone, and says so.
 
 Per store (scores are never compared across stores):
 
@@ -50,19 +60,80 @@ def query_text(query_string: str) -> str:
     return " ".join(words) or query_string
 
 
-class Searcher:
-    """retrieve_all's per-store search for one hybrid query (embeds the query once, lazily)."""
+def retrieve_ranked(root: Any, stores: list[MemoryStore], sel: query.Selector, *, now: str) -> dict[str, Any]:
+    """`memory retrieve`: one page over the stores, ranked by BM25 and, when wanted and possible,
+    vectors (the result's `hybrid` says which)."""
+    one = Searcher(root, sel) if sel.wants_vectors and any(s.exists() for s in stores) else None
+    result = query.retrieve_all(stores, sel, now=now, one=one)
+    if one is not None or sel.hybrid is True:
+        result["hybrid"] = summary(result, one)
+    return result
 
-    def __init__(self, embedder: Embedder, query_string: str) -> None:
-        self.embedder = embedder
-        self.vector = embedder.embed([query_text(query_string)])[0]
+
+def summary(result: dict[str, Any], one: Searcher | None) -> dict[str, Any]:
+    """The result's top-level `hybrid`: the model, whether every store used it, and why not."""
+    if one is None or one.embedder is None:  # no store to rank, or the model was not needed or did not load
+        out: dict[str, Any] = {"model": None, "used": False}
+        if one is not None and one.problem:
+            out["reason"] = one.problem
+        return out
+    used = [s.get("hybrid", {}).get("used", True) for s in result["stores"].values()]
+    return {"model": one.embedder.model_id, "used": all(used)}
+
+
+class Searcher:
+    """retrieve_all's per-store search for one query. The model is loaded on the first store that can
+    use it; by default (hybrid not asked for explicitly) a model that does not load means BM25 alone
+    (`problem` names why), and a store with more than LAZY_MAX records lacking any vector answers by
+    BM25 without loading the model at all (a 100,000-record store never pays for vectors it lacks)."""
+
+    def __init__(self, root: Any, sel: query.Selector) -> None:
+        self.root = root
+        self.text = query_text(sel.query or "")
+        self.strict = sel.hybrid is True
+        self.embedder: Embedder | None = None
+        self.vector: Any = None
+        self.problem: str | None = None
+
+    def load(self) -> Embedder | None:
+        if self.embedder is None and self.problem is None:
+            from habitus.embed import load_embedder
+
+            try:
+                self.embedder = load_embedder(self.root)
+            except HabitusError as exc:
+                if self.strict or exc.code not in ("model_unavailable", "checksum_mismatch"):
+                    raise
+                self.problem = exc.code
+                return None
+            self.vector = self.embedder.embed([self.text])[0]
+        return self.embedder
 
     def __call__(self, store: MemoryStore, sel: query.Selector, *, now: str) -> dict[str, Any]:
-        return retrieve(store, sel, now=now, embedder=self.embedder, vector=self.vector)
+        conn = store.reader()
+        if conn is not None and not self.strict:
+            clauses, params = query.conditions(sel, now, page=False)
+            lacking = vectors.missing_any(conn, clauses, params)
+            if lacking > vectors.LAZY_MAX:
+                info = {"used": True, "computed": 0, "missing": 0}
+                return _fallback(store, sel, now, info, "vectors_missing", lacking)
+        embedder = self.load() if conn is not None else None
+        if embedder is None:
+            result = query.retrieve(store, sel, now=now)
+            if conn is not None:
+                result["hybrid"] = {"used": False, "computed": 0, "missing": 0, "reason": self.problem}
+            return result
+        return retrieve(store, sel, now=now, embedder=embedder, vector=self.vector, partial=self.strict)
 
 
 def retrieve(
-    store: MemoryStore, sel: query.Selector, *, now: str, embedder: Embedder, vector: np.ndarray
+    store: MemoryStore,
+    sel: query.Selector,
+    *,
+    now: str,
+    embedder: Embedder,
+    vector: np.ndarray,
+    partial: bool = True,
 ) -> dict[str, Any]:
     conn = store.reader()
     info: dict[str, Any] = {"used": True, "computed": 0, "missing": 0}
@@ -70,21 +141,20 @@ def retrieve(
         return {"store": store.name, "total": 0, "items": [], "mode": "hybrid", "hybrid": info}
     clauses, params = query.conditions(sel, now, page=False)
     gap = vectors.missing(conn, embedder.model_id, clauses, params)
-    if gap:
+    if gap and (partial or gap <= vectors.LAZY_MAX):  # by default only a gap this call can close
         try:
             info["computed"] = vectors.compute(
                 store, embedder, clauses=clauses, params=params, limit=vectors.LAZY_MAX
             )
         except HabitusError as exc:
-            if exc.code != "state_locked":
+            # A search never waits on a writer; a read-only store cannot take vectors either.
+            if exc.code not in ("state_locked", "io_error"):
                 raise
-            return _fallback(
-                store, sel, now, info, "vectors_missing", gap
-            )  # a search never waits on a writer
+            return _fallback(store, sel, now, info, "vectors_missing", gap)
         conn = store.reader()
         assert conn is not None
         gap = vectors.missing(conn, embedder.model_id, clauses, params)
-    if gap:
+    if gap and (partial or gap <= vectors.LAZY_MAX):  # by default only a gap this call can close
         return _fallback(store, sel, now, info, "vectors_missing", gap)
     info["text_mode"], bm = query.searched(
         store, sel.query or "", lambda match: query.ranked(conn, sel, now, match, CANDIDATES)

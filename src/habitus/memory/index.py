@@ -6,10 +6,13 @@ they belong to observational memory). One row per record:
 
     - [<store>] [<metadata.source>] <id> <preview of at most 240 characters>
 
-(`[source]` only when the record has one). Rows are added under a one-line header while the whole text
+(`[source]` only when the record has one). A project store this user does not trust
+(habitus.memory.trust) is not read at all: its summary says `trusted: false` and why. Rows are added under a one-line header while the whole text
 stays within `budget` characters; the first row that does not fit ends the list, so a row is never cut.
 When not even one row fits, the text is empty. Pins whose record is removed, expired or gone are
 skipped and counted as unresolved; they stay pinned until `unpin`. Reading never creates a store.
+A record holding an instruction-injection marker (stored before habitus refused them, or written by
+another program) is never shown: it is counted in `withheld` (`memory verify` names it).
 """
 
 from __future__ import annotations
@@ -33,9 +36,13 @@ def _row(store: str, record: dict[str, Any]) -> str:
 def build(stores: list[MemoryStore], *, budget: int, now: str, per_store: int = PER_STORE) -> dict[str, Any]:
     pinned: list[str] = []
     recent: list[str] = []
-    unresolved = 0
+    unresolved = withheld = 0
     summary: dict[str, Any] = {}
     for store in stores:
+        verdict = store.verdict()
+        if store.exists() and not verdict.trusted:  # never read: its text must not reach the agent
+            summary[store.name] = {"path": str(store.path), "exists": True, **verdict.describe()}
+            continue
         conn = store.reader()
         summary[store.name] = {"path": str(store.path), "exists": conn is not None}
         if conn is None:
@@ -51,7 +58,11 @@ def build(stores: list[MemoryStore], *, budget: int, now: str, per_store: int = 
                 unresolved += 1
                 continue
             shown.add(row["id"])
-            pinned.append(_row(store.name, records.from_row(row)))
+            record = records.from_row(row)
+            if not records.is_plain(record):
+                withheld += 1
+                continue
+            pinned.append(_row(store.name, record))
         rows = conn.execute(
             # `+column` keeps the planner on the updated_at index (see memory_store: memories_live).
             f"SELECT {records.COLUMNS} FROM memories WHERE +removed_at IS NULL "
@@ -60,7 +71,9 @@ def build(stores: list[MemoryStore], *, budget: int, now: str, per_store: int = 
             (now, per_store + len(shown)),
         ).fetchall()
         fresh = [records.from_row(row) for row in rows if row["id"] not in shown][:per_store]
-        recent.extend(_row(store.name, record) for record in fresh)
+        clean = [record for record in fresh if records.is_plain(record)]
+        withheld += len(fresh) - len(clean)
+        recent.extend(_row(store.name, record) for record in clean)
     lines: list[str] = []
     length = len(HEADER)
     for line in pinned + recent:
@@ -76,5 +89,6 @@ def build(stores: list[MemoryStore], *, budget: int, now: str, per_store: int = 
         "rows": len(lines),
         "pins": len(pinned) + unresolved,
         "unresolved_pins": unresolved,
+        "withheld": withheld,
         "stores": summary,
     }

@@ -9,6 +9,8 @@ each issue is `{"code", "count", "ids"}` (at most MAX_IDS ids). Stable codes:
     memory_field      a stored record fails record validation
     memory_sensitive  a stored record holds text that redaction would change or refuse (written before
                       redaction, or by another program): patch it with retain --id, or purge it
+    memory_instruction  a stored record holds an instruction-injection marker (written before habitus
+                      refused them, or by another program): `index` never shows it; patch or purge it
     tag_field         memory_tags rows differ from the record's tags
     fts_missing       an active record has no FTS row
     fts_removed       a removed record still has an FTS row
@@ -36,9 +38,10 @@ from habitus.errors import HabitusError
 from habitus.memory import core, records, vectors
 from habitus.memory.search import index_text
 from habitus.memory.stores import MemoryStore
+from habitus.memory.terms import stem_text
 from habitus.state import files
 from habitus.state.db import translate
-from habitus.state.memory_store import FTS_TABLE_SQL
+from habitus.state.memory_store import rebuild_fts_table
 
 MAX_IDS = 100
 TABLES = ("memory_meta", "memories", "memory_tags", "memory_pins", "memories_fts", "memory_vectors")
@@ -115,6 +118,8 @@ def _check_records(
             tags = record["tags"]
             if not records.is_clean(record):
                 issues.add("memory_sensitive", memory_id)
+            elif not records.is_plain(record):
+                issues.add("memory_instruction", memory_id)
         by_seq[int(row["seq"])] = (memory_id, tags, str(row["content"]), row["removed_at"] is not None)
     return by_seq
 
@@ -137,15 +142,21 @@ def _check_fts(
     issues: _Issues,
 ) -> None:
     seen: set[int] = set()
+    stemmed = store.stemmed()
+    sql = (
+        "SELECT rowid, body, stems FROM memories_fts"
+        if stemmed
+        else "SELECT rowid, body, NULL FROM memories_fts"
+    )
     try:
-        for rowid, body in conn.execute("SELECT rowid, body FROM memories_fts"):
+        for rowid, body, stems in conn.execute(sql):
             seen.add(int(rowid))
             entry = by_seq.get(int(rowid))
             if entry is None:
                 issues.add("fts_orphan")
             elif entry[3]:
                 issues.add("fts_removed", entry[0])
-            elif body != index_text(entry[2]):
+            elif body != index_text(entry[2]) or (stemmed and stems != stem_text(entry[2])):
                 issues.add("fts_mismatch", entry[0])
     except sqlite3.DatabaseError:
         issues.add("fts_integrity")
@@ -191,19 +202,11 @@ def rebuild_fts(store: MemoryStore) -> dict[str, Any]:
         raise HabitusError("not_found", f"{store.path}: no {store.name} memory store to repair")
     conn = store.writer()
     with store.db.write(conn):
-        conn.execute("DROP TABLE IF EXISTS memories_fts")
-        conn.execute(FTS_TABLE_SQL)
-        fts = tags = 0
+        fts = rebuild_fts_table(conn)
+        tags = 0
         conn.execute("DELETE FROM memory_tags")
-        for row in conn.execute(
-            "SELECT seq, content, tags, removed_at FROM memories ORDER BY seq"
-        ).fetchall():
+        for row in conn.execute("SELECT seq, tags FROM memories ORDER BY seq").fetchall():
             seq = int(row["seq"])
-            if row["removed_at"] is None:
-                conn.execute(
-                    "INSERT INTO memories_fts (rowid, body) VALUES (?, ?)", (seq, index_text(row["content"]))
-                )
-                fts += 1
             try:
                 tag_list = io.loads(row["tags"])
             except Exception:

@@ -245,7 +245,9 @@ class ModelObserver:
                 item["tool"] = message.tool
             if message.error is not None:
                 item["failed"] = message.error
-            item["text"] = message.text
+            # A model never reads tool output: it is not the user's nor the agent's words, and what a
+            # file or a web page says must never become memory.
+            item["text"] = "(tool output withheld)" if message.role == "tool" else message.text
             shown.append(item)
         answer = call_json(
             self.config,

@@ -160,11 +160,17 @@ class RuleObserver:
     name = "rules"
 
     def observe(self, messages: list[Message], known: list[str] | None = None) -> list[Proposal]:
+        tool_words = text.words(" ".join(m.text for m in messages if m.role == "tool"))
         out = []
         for message in messages:
             proposal = self._one(message)
-            if proposal is not None:
-                out.append(proposal)
+            if proposal is None:
+                continue
+            if message.role == "assistant" and relays(message.text, tool_words):
+                # The agent repeating what a tool printed: tool output, not a fact of the session.
+                proposal.relevance, proposal.completion = "low", False
+                proposal.signals = [*proposal.signals, "relays_tool"]
+            out.append(proposal)
         return out
 
     def _one(self, message: Message) -> Proposal | None:
@@ -216,20 +222,35 @@ class RuleObserver:
             return make("medium", ["plan"])
         return make("low", [])
 
-    def _tool(self, message: Message, body: str, signals: list[str]) -> Proposal:
-        name = message.tool or "tool"
+    def _tool(self, message: Message, body: str, signals: list[str]) -> Proposal | None:
+        # Tool output never becomes memory (it is whatever a file or a web page said): a failed call
+        # is noted by the tool's name alone, a successful one not at all.
         failed = "blocker" in signals if message.error is None else message.error
-        if failed:
-            lines = [
-                line for line in body.splitlines() if SIGNALS["blocker"].search(line)
-            ] or body.splitlines()
-            return Proposal(
-                f"Tool {name} failed: {text.one_line(lines[0])}", "high", message.at, "tool", message.position,
-                signals=["blocker"],
-            )  # fmt: skip
-        return Proposal(
-            f"Tool {name}: {text.one_line(body.splitlines()[0])}", "low", message.at, "tool", message.position
-        )
+        if not failed:
+            return None
+        return Proposal(tool_note(message), "high", message.at, "tool", message.position, signals=["blocker"])
+
+
+REJECTED = "rejected by the user"  # the text habitus.memory.transcript gives a tool use the user refused
+
+
+def tool_note(message: Message) -> str:
+    """What a failed tool call leaves in memory: its name and how it ended, never its output."""
+    name = message.tool or "tool"
+    return f"Tool {name} {REJECTED}" if message.text == REJECTED else f"Tool {name} failed"
+
+
+RELAY_MIN_WORDS = 6
+RELAY_SHARE = 0.7
+
+
+def relays(body: str, tool_words: set[str]) -> bool:
+    """Whether an assistant message mostly repeats the chunk's tool output: at least RELAY_SHARE of its
+    words (and RELAY_MIN_WORDS of them) appear in what the tools printed."""
+    said = text.words(body)
+    if not tool_words or len(said) < RELAY_MIN_WORDS:
+        return False
+    return len(said & tool_words) >= RELAY_SHARE * len(said)
 
 
 # -- requests --------------------------------------------------------------------------------------
@@ -387,6 +408,9 @@ def accept(proposals: list[Proposal], chunk: list[Message]) -> list[Proposal]:
             continue
         if not content or not records.TIMESTAMP_RE.match(proposal.at):
             continue
+        if proposal.role == "tool":
+            # Whoever proposed it, a tool's observation carries no tool output: only that it failed.
+            content = tool_note(next(m for m in chunk if (m.position, m.role) == (proposal.position, "tool")))
         proposal.content = content
         proposal.assertion = proposal.assertion is True and proposal.role == "user"
         proposal.completion = proposal.completion is True
@@ -456,7 +480,7 @@ def observe_chunk(
             error = exc
     conn = store.writer()
     items: list[dict[str, Any]] = []
-    duplicates = 0
+    duplicates = instructions = 0
     with store.db.write(conn):
         # Another run may have observed part of this chunk meanwhile: keep only what is still new.
         current = position(conn, "observe", stream)
@@ -469,6 +493,9 @@ def observe_chunk(
             try:
                 record = records.create(_request(proposal, stream, observer.name), scope=store.name, now=now)
             except HabitusError as exc:
+                if exc.code == "refused":  # an instruction-injection marker (records.check_instructions)
+                    instructions += 1
+                    continue
                 if exc.code != "sensitive_content":
                     raise
                 dropped += 1
@@ -483,6 +510,7 @@ def observe_chunk(
         "observed": len(items),
         "duplicates": duplicates,
         "dropped_sensitive": dropped,
+        "dropped_instruction": instructions,
         "items": items,
         "watermark": {"before": before, "after": after},
         "unit": unit,
@@ -530,7 +558,7 @@ def observe(
     chunk = _chunk(fresh, chunk_chars)
     result: dict[str, Any] = {"store": store.name, "stream": stream, "observer": observer.name}
     if not chunk:
-        return {**result, "observed": 0, "duplicates": 0, "dropped_sensitive": 0, "items": [],
+        return {**result, "observed": 0, "duplicates": 0, "dropped_sensitive": 0, "dropped_instruction": 0, "items": [],
                 "watermark": {"before": before, "after": before}, "unit": "message", "remaining": 0}  # fmt: skip
     done = observe_chunk(
         store, stream, chunk, before=before, after=chunk[-1].position + 1, unit="message",

@@ -2,7 +2,8 @@
 
 Selector fields (request keys; the command line has a flag for each):
 
-    query        FTS5 query text (see habitus.memory.search); omitted or "" lists without searching
+    query        words as a person types them, or FTS5 syntax (see habitus.memory.search); omitted or ""
+                 lists without searching
     kind, scope, namespace, source   a string or a list of strings (any of them); source is metadata.source
     tags         list of slugs: a record must carry all of them
     importance, confidence   a number (equal), or {"gt"|"gte"|"lt"|"lte": number, ...}
@@ -12,7 +13,9 @@ Selector fields (request keys; the command line has a flag for each):
                  importance | confidence
     order        asc | desc (default: best first for relevance, asc for id, desc for the others)
     limit        1..1000 (default 20);  offset 0..1,000,000 (default 0)
-    hybrid       true: add vector similarity to the ranking (needs a query; see habitus.memory.hybrid)
+    hybrid       absent/null (default): vector similarity joins the ranking of a query ordered by
+                 relevance wherever the embedding model loads; true: required (an error when the model
+                 does not load); false: BM25 alone (see habitus.memory.hybrid)
 
 With a query, relevance is `bm25()` ascending (best first), ties broken by importance (higher first),
 then id. Every other order is broken by id. Items carry their `store`, and `score` (= -bm25, higher
@@ -55,7 +58,15 @@ class Selector:
     order: str = "desc"
     limit: int = 20
     offset: int = 0
-    hybrid: bool = False
+    hybrid: bool | None = None  # None: vectors join the ranking wherever they can (see habitus.memory.hybrid)
+
+    @property
+    def wants_vectors(self) -> bool:
+        """Whether this search should try hybrid ranking: asked for, or by default for a query of plain
+        words (FTS5 syntax such as `deploy NOT staging` means exactly what it says)."""
+        if self.query is None or self.order_by != "relevance" or self.hybrid is False:
+            return False
+        return self.hybrid is True or not search.is_syntax(self.query)
 
 
 def _strings(value: Any, name: str, check: Any) -> list[str]:
@@ -123,9 +134,9 @@ def selector(request: dict[str, Any]) -> Selector:
         limit=_integer(request.get("limit"), "limit", 1, MAX_LIMIT, 20),
         offset=_integer(request.get("offset"), "offset", 0, MAX_OFFSET, 0),
     )
-    hybrid = request.get("hybrid", False)
-    if not isinstance(hybrid, bool):
-        raise bad_request("hybrid", "expected true or false")
+    hybrid = request.get("hybrid")
+    if hybrid is not None and not isinstance(hybrid, bool):
+        raise bad_request("hybrid", "expected true, false or null")
     sel.hybrid = hybrid
     if hybrid and sel.query is None:
         raise bad_request("hybrid", "hybrid search needs a query")
@@ -207,24 +218,26 @@ def retrieve(store: MemoryStore, sel: Selector, *, now: str) -> dict[str, Any]:
 
 
 def searched(store: MemoryStore, query: str, run: Callable[[str], T]) -> tuple[str, T | None]:
-    """run(MATCH expression) for the query as FTS5 syntax, else for its literal form: (mode, result),
-    result None when nothing searchable is left. Only FTS5 refusing the query falls back."""
-    match = search.prepare(query)
-    if match:
-        try:
-            return "fts", run(match)
-        except sqlite3.OperationalError as exc:
-            if not search.is_syntax_error(str(exc)):
-                raise translate(exc, store.path) from None
-    match = search.literal(query)
-    if not match:
-        return "literal", None
+    """run(MATCH expression) for the query: as FTS5 syntax when it uses that syntax, else (or when
+    FTS5 refuses the syntax) as plain words (habitus.memory.search): (mode, result), result None when
+    nothing searchable is left. mode is "fts", or "literal" after FTS5 refused the syntax."""
+    mode = "fts"
+    if search.is_syntax(query):
+        match = search.prepare(query)
+        if match:
+            try:
+                return mode, run(match)
+            except sqlite3.OperationalError as exc:
+                if not search.is_syntax_error(str(exc)):
+                    raise translate(exc, store.path) from None
+        mode = "literal"
     try:
-        return "literal", run(match)
+        match = search.words_match(query, store.reader(), stemmed=store.stemmed())
+        return mode, run(match) if match else None
     except sqlite3.OperationalError as exc:
         if not search.is_syntax_error(str(exc)):
             raise translate(exc, store.path) from None
-        return "literal", None
+        return mode, None
 
 
 def ranked(
@@ -289,6 +302,10 @@ def retrieve_all(
     total, offset, mode = 0, sel.offset, "list"
     summary: dict[str, Any] = {}
     for store in stores:
+        verdict = store.verdict()
+        if store.exists() and not verdict.trusted:  # an untrusted project store is skipped, and says so
+            summary[store.name] = {"path": str(store.path), "exists": True, "total": 0, **verdict.describe()}
+            continue
         want = sel.limit - len(items)
         part = one(store, replace(sel, offset=offset, limit=max(want, 1)), now=now)
         items += part["items"][: max(want, 0)]

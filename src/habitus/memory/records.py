@@ -22,6 +22,7 @@ Error messages name the field, never its value.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import uuid
@@ -72,6 +73,27 @@ def sensitive(field: str) -> HabitusError:
         f"request.{field}: still looks like a secret after redaction; nothing was stored",
         hint="remove the secret (key, token, password) from the text and retry",
     )
+
+
+def instruction_like(field: str) -> HabitusError:
+    return HabitusError(
+        "refused",
+        f"request.{field}: looks like an instruction to an agent (an injection marker); nothing was stored",
+        hint="state the fact in plain words; memories reach an agent's context verbatim",
+        reason="injection",
+    )
+
+
+def check_instructions(text: str, field: str = "content") -> str:
+    """Refuse text holding an instruction-injection marker ("ignore previous instructions", chat-template
+    tokens, `curl … | sh`): the same list habit wording is checked against (habitus.habits.wording).
+    Every write path calls it through `check_content`: retain and import refuse, observe and reflect
+    skip such text and count it."""
+    from habitus.habits.wording import looks_like_injection
+
+    if looks_like_injection(text):
+        raise instruction_like(field)
+    return text
 
 
 def redact_content(text: str, field: str = "content") -> str:
@@ -126,6 +148,16 @@ def is_clean(record: Mapping[str, Any]) -> bool:
         return False
 
 
+def is_plain(record: Mapping[str, Any]) -> bool:
+    """Whether a stored record is free of instruction-injection markers (verify: `memory_instruction`)."""
+    from habitus.habits.wording import looks_like_injection
+
+    source = record["metadata"].get("source")
+    return not looks_like_injection(record["content"]) and not (
+        isinstance(source, str) and looks_like_injection(source)
+    )
+
+
 # -- single fields ---------------------------------------------------------------------------------
 
 
@@ -154,7 +186,7 @@ def check_content(value: Any, field: str = "content", *, redact: bool = True) ->
     if size > MAX_CONTENT_BYTES:
         raise bad_request(field, f"expected at most {MAX_CONTENT_BYTES} bytes of UTF-8")
     if redact:
-        text = redact_content(text, field).strip()
+        text = check_instructions(redact_content(text, field).strip(), field)
     if not text:
         raise bad_request(field, "nothing left after redaction")
     return text
@@ -172,12 +204,17 @@ def check_slug(value: Any, field: str, *, stored: bool = False) -> str:
         raise bad_request(
             field, f"expected a lowercase kebab-case slug like node-22 (<= {MAX_SLUG_CHARS} chars)"
         )
-    if stored:
-        from habitus.redact import looks_sensitive
-
-        if looks_sensitive(value):
-            raise sensitive(field)
+    if stored and _slug_sensitive(value):
+        raise sensitive(field)
     return value
+
+
+@functools.lru_cache(maxsize=4096)
+def _slug_sensitive(value: str) -> bool:
+    """Whether a slug looks like a secret (cached: the same few tags and namespaces recur)."""
+    from habitus.redact import looks_sensitive
+
+    return looks_sensitive(value)
 
 
 def check_tags(value: Any, field: str = "tags", *, text: bool = True, stored: bool = True) -> list[str]:
@@ -247,6 +284,8 @@ def check_metadata(
     source = value.get("source")
     if "source" in value and (not isinstance(source, str) or not source or len(source) > MAX_SOURCE_CHARS):
         raise bad_request(f"{field}.source", f"expected a non-empty string (<= {MAX_SOURCE_CHARS} chars)")
+    if redact and isinstance(source, str):
+        check_instructions(source, f"{field}.source")  # the index shows it beside the content
     return value
 
 

@@ -120,28 +120,30 @@ class RuleReflector:
                 if label is not None:
                     out.append(ReflectionProposal(f"{label}: {obs.statement}", [obs.id]))
         # Recurring topics: what the user keeps saying, or high-relevance findings that come back.
+        # Tool results, and agent text that relays them (errors it quotes, output it repeats), are not
+        # stable facts: they never make a recurring topic.
         pool = [
             o
             for o in observations
             if len(text.words(o.statement)) >= 4
+            and o.role != "tool"
+            and "relays_tool" not in o.signals
+            and not (o.role == "assistant" and "blocker" in o.signals and "decision" not in o.signals)
             and (
                 (o.role == "user" and RANK[o.relevance] >= RANK["medium"])
                 or RANK[o.relevance] >= RANK["high"]
             )
         ]
-        used: set[str] = set()
-        self.measure.prime(o.statement for o in pool)
-        for index, obs in enumerate(pool):
-            if obs.id in used:
+        used: set[int] = set()
+        related = self.measure.neighbours([o.statement for o in pool], "related")
+        for index in range(len(pool)):
+            if index in used:
                 continue
-            group = [obs] + [
-                other
-                for other in pool[index + 1 :]
-                if other.id not in used and self.measure.related(obs.statement, other.statement)
-            ]
+            group = [index, *sorted(j for j in related[index] if j > index and j not in used)]
             if len(group) >= 2:
-                used.update(o.id for o in group)
-                out.append(ReflectionProposal(f"Recurring: {group[-1].statement}", [o.id for o in group]))
+                used.update(group)
+                members = [pool[j] for j in group]
+                out.append(ReflectionProposal(f"Recurring: {members[-1].statement}", [o.id for o in members]))
         return out
 
 
@@ -154,17 +156,25 @@ def accept(
     """Invariants for any reflector: one bounded line, supported only by the observations it was shown,
     and not a restatement (`measure.same`) of an existing (or an earlier proposed) reflection."""
     known = {o.id for o in observations}
-    said = list(existing)
-    kept = []
+    shaped = []
     for proposal in proposals:
         content = text.clip(text.one_line(proposal.content), REFLECTION_CHARS)
         support = [i for i in dict.fromkeys(proposal.supporting) if i in known][:MAX_SUPPORT]
-        if not content or not support:
+        if content and support:
+            shaped.append(ReflectionProposal(content, support))
+    if not shaped:
+        return []
+    # One pass over existing and proposed texts together: a proposal is kept unless it restates an
+    # existing reflection or one kept before it.
+    same = measure.neighbours([*existing, *(p.content for p in shaped)], "same")
+    said = set(range(len(existing)))
+    kept = []
+    for offset, proposal in enumerate(shaped):
+        index = len(existing) + offset
+        if same[index] & said:
             continue
-        if any(measure.same(content, other) for other in said):
-            continue
-        said.append(content)
-        kept.append(ReflectionProposal(content, support))
+        said.add(index)
+        kept.append(proposal)
     return kept
 
 
@@ -205,7 +215,7 @@ def reflect(
         proposals, error = [], exc
     after = max([before, *(o.seq for o in observations)])
     items = []
-    dropped = 0
+    dropped = instructions = 0
     with store.db.write(conn):
         # A concurrent run may have added reflections meanwhile: check against what is there now.
         proposals = accept(
@@ -220,17 +230,17 @@ def reflect(
                         "importance": 0.7,
                         "confidence": 0.8,
                         "tags": ["reflection"],
-                        "metadata": {
-                            "source": "reflect",
-                            "reflector": reflector.name,
-                            "stream": stream,
-                            "supporting": proposal.supporting,
-                        },
+                        "metadata": {"source": "reflect", "reflector": reflector.name, "stream": stream},
                     },
                     scope=store.name,
                     now=now,
                 )
+                # The supporting ids are the UUIDs of observations `accept` checked: nothing to redact.
+                record["metadata"] = {**record["metadata"], "supporting": proposal.supporting}
             except HabitusError as exc:
+                if exc.code == "refused":  # an instruction-injection marker (records.check_instructions)
+                    instructions += 1
+                    continue
                 if exc.code != "sensitive_content":
                     raise
                 dropped += 1
@@ -245,7 +255,10 @@ def reflect(
         **result,
         "reflected": len(items),
         "dropped_sensitive": dropped,
+        "dropped_instruction": instructions,
         "items": items,
         "considered": len(observations),
         "watermark": {"before": before, "after": after},
+        # More texts than the embedding measure embeds in one run: judged by word overlap alone.
+        **({"similarity_limited": True} if getattr(measure, "limited", False) else {}),
     }

@@ -5,15 +5,25 @@ The FTS5 table uses the `unicode61` tokenizer with diacritics removed, so case a
 Hiragana, Katakana, Hangul) would otherwise index a whole run as one token; `index_text` spaces those
 characters out, and queries get the same treatment as phrases, so `寿司` finds `我喜欢寿司`.
 
-Queries use FTS5 syntax (AND, OR, NOT, "phrases", prefix*, NEAR(...)). Before it is tried, each bare
-word that FTS5 could not parse as one (`node-22`, `c++`, `v1.2`, `it's`) becomes a quoted phrase, so
-hyphenated terms are literal. A query FTS5 still cannot parse (`foo AND`, `(bar`) falls back to a
-literal search: every word quoted, all required. Neither path ever raises.
+A query as a person types it (`words`): its words are OR-ed and BM25 ranks the records, so a record
+that holds more of the rarer words comes first and one missing word never hides a record. Each word
+matches its exact form in `body`, and its stems (habitus.memory.terms) in `stems`: "release" finds
+"releases", "Datenbank" finds "Datenbanken". A lowercase "or", "and" or "not" is a word like any other.
+A word that occurs in no record is also tried as its closest spellings in the store's vocabulary (one
+edit for short words, two for long ones: "databse" finds "database"). A chunk that joins words by
+punctuation (`node-22`, `v1.2`) also counts as its phrase.
+
+A query that uses FTS5 syntax (upper-case AND, OR, NOT; "phrases"; prefix*; NEAR(...); parentheses)
+runs as that syntax (`prepare`): each bare word that FTS5 could not parse as one (`node-22`, `c++`,
+`it's`) becomes a quoted phrase. When FTS5 still cannot parse it (`foo AND`, `(bar`), it falls back to
+the literal search: its words, as above. Neither path ever raises.
 """
 
 from __future__ import annotations
 
 import re
+import sqlite3
+import unicodedata
 
 _CJK = (
     "\u1100-\u11ff\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
@@ -94,12 +104,6 @@ def _bare(chunk: str) -> str:
     return lead + _phrase(core) + tail
 
 
-def literal(query: str) -> str:
-    """The fallback: every whitespace-separated word of query as a quoted phrase, all required."""
-    words = [word for word in query.split() if _has_token(word.replace('"', ""))]
-    return " ".join(_phrase(word.replace('"', " ")) for word in words)
-
-
 def is_syntax_error(message: str) -> bool:
     """Whether a sqlite error message is FTS5 refusing the query (not a real database problem)."""
     text = message.lower()
@@ -110,3 +114,108 @@ def is_syntax_error(message: str) -> bool:
         or text.startswith("unknown special query")
         or text.startswith("unterminated string")
     )
+
+
+# -- a query as a person types it ------------------------------------------------------------------
+
+_SYNTAX_WORDS = frozenset({"AND", "OR", "NOT"})
+_SYNTAX_CHARS = re.compile(r'["()]|\*(?=\s|$)|(?:^|\s)\^|NEAR\(')
+MAX_WORDS = 64  # a pasted paragraph is still one bounded query
+MAX_FIXES = 2  # closest spellings tried per unknown word
+
+
+def is_syntax(query: str) -> bool:
+    """Whether the query uses FTS5 syntax (see the module doc) rather than plain words."""
+    return bool(_SYNTAX_CHARS.search(query)) or any(chunk in _SYNTAX_WORDS for chunk in query.split())
+
+
+def _quoted(token: str) -> str:
+    return '"' + token.replace('"', '""') + '"'
+
+
+def words_match(query: str, conn: sqlite3.Connection | None = None, *, stemmed: bool = True) -> str:
+    """The MATCH expression for a plain query (see the module doc); "" when nothing is searchable.
+    With a connection, words found nowhere in the store also bring their closest spellings."""
+    from habitus.memory import terms
+
+    exact: list[str] = []
+    stems: list[str] = []
+    tokens: list[str] = []
+    for chunk in query.split():
+        found = terms.words(chunk)
+        if len(found) > 1 and not _CJK_CHAR.search(chunk):
+            exact.append(_phrase(" ".join(found)))
+        tokens += found
+    tokens = list(dict.fromkeys(tokens))[:MAX_WORDS]
+    if conn is not None:
+        tokens += [fix for token in tokens for fix in _spellings(conn, token, stemmed)]
+    for token in dict.fromkeys(tokens):
+        exact.append(_phrase(token) if _CJK_CHAR.search(token) else _quoted(token))
+        stems += [_quoted(stem) for stem in terms.stems(token)]
+    exact = list(dict.fromkeys(exact))
+    if not exact:
+        return ""
+    if not stemmed:
+        return " OR ".join(exact)
+    return f"{{body}} : ({' OR '.join(exact)}) OR {{stems}} : ({' OR '.join(dict.fromkeys(stems))})"
+
+
+def _folded(token: str) -> str:
+    """The token as the FTS tokenizer stores it (diacritics removed)."""
+    return "".join(c for c in unicodedata.normalize("NFKD", token) if not unicodedata.combining(c))
+
+
+def _vocabulary(conn: sqlite3.Connection) -> str:
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memory_terms USING fts5vocab(main, memories_fts, 'col')"
+    )
+    return "temp.memory_terms"
+
+
+def _spellings(conn: sqlite3.Connection, token: str, stemmed: bool) -> list[str]:
+    """The closest words of the store's vocabulary to a word found nowhere in it (at most MAX_FIXES,
+    most frequent first); none for short words, numbers and words the store holds."""
+    from habitus.memory import terms
+
+    word = _folded(token)
+    if len(word) < 4 or not word.isalpha() or _CJK_CHAR.search(word):
+        return []
+    table = _vocabulary(conn)
+    known = conn.execute(f"SELECT 1 FROM {table} WHERE term = ? AND col = 'body' LIMIT 1", (word,)).fetchone()
+    if known is None and stemmed:
+        probes = [_folded(s) for s in terms.stems(token)]
+        known = conn.execute(
+            f"SELECT 1 FROM {table} WHERE col = 'stems' AND term IN ({', '.join('?' for _ in probes)}) LIMIT 1",
+            probes,
+        ).fetchone()
+    if known is not None:
+        return []
+    limit = 1 if len(word) <= 6 else 2
+    first = word[0]
+    rows = conn.execute(
+        f"SELECT term, doc FROM {table} WHERE term >= ? AND term < ? AND col = 'body' "
+        "AND length(term) BETWEEN ? AND ?",
+        (first, chr(ord(first) + 1), len(word) - limit, len(word) + limit),
+    ).fetchall()
+    close = [(d, -int(doc), term) for term, doc in rows if (d := _distance(word, term, limit)) <= limit]
+    return [term for _, _, term in sorted(close)[:MAX_FIXES]]
+
+
+def _distance(a: str, b: str, limit: int) -> int:
+    """Optimal-string-alignment edit distance (a transposition counts as one edit), or limit + 1 as
+    soon as it must exceed limit."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], previous2[j - 2] + 1)
+        if min(current) > limit:
+            return limit + 1
+        previous2, previous = previous, current
+    return previous[-1]

@@ -15,11 +15,14 @@ Superseded observations (prune's first pass) stay on word overlap: two statement
 ("use the dark theme" / "use the light theme") are often both true, and pass 1 drops only clear cases.
 
 Texts are embedded in one batch by `prime` and cached; an unprimed text is embedded on first use.
+`neighbours` (reflect on a whole stream) compares the unit vectors block by block with one matrix
+product; a list of more than MAX_EMBED texts is judged by words alone (embedding 100,000 observations
+would take minutes), and `limited` says so.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from habitus.memory.text import Measure
@@ -33,11 +36,14 @@ class EmbeddingMeasure(Measure):
     SAME_COSINE = 0.92
     RELATED_COSINE = 0.8
     COVERS_COSINE = 0.8
+    MAX_EMBED = 2000
+    BLOCK = 512
 
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
         self.model_id = embedder.model_id
         self.vectors: dict[str, Any] = {}
+        self.limited = False
 
     def prime(self, texts: Iterable[str]) -> None:
         todo = list(dict.fromkeys(t for t in texts if t not in self.vectors))
@@ -59,6 +65,26 @@ class EmbeddingMeasure(Measure):
             super().covers(reflection, observation)
             or self.cosine(reflection, observation) >= self.COVERS_COSINE
         )
+
+    def neighbours(self, texts: Sequence[str], judgement: str) -> list[set[int]]:
+        import numpy as np
+
+        out = super().neighbours(texts, judgement)
+        if len(texts) > self.MAX_EMBED:
+            self.limited = True
+            return out
+        if len(texts) < 2:
+            return out
+        self.prime(texts)
+        matrix = np.stack([self.vectors[t] for t in texts]).astype(np.float32)
+        threshold = self.SAME_COSINE if judgement == "same" else self.RELATED_COSINE
+        for start in range(0, len(texts), self.BLOCK):
+            scores = matrix[start : start + self.BLOCK] @ matrix.T
+            for row, column in zip(*np.nonzero(scores >= threshold), strict=True):
+                i, j = start + int(row), int(column)
+                if i != j:
+                    out[i].add(j)
+        return out
 
 
 def measure_for(root: Any) -> tuple[Measure, str | None]:

@@ -17,6 +17,7 @@ import os
 import sqlite3
 import urllib.parse
 from pathlib import Path
+from typing import Any
 
 from habitus.errors import HabitusError
 from habitus.state import files, memory_store
@@ -38,12 +39,36 @@ def find_repo(start: Path) -> Path | None:
 class MemoryStore:
     """One memory database (global or project), opened at most once per mode."""
 
-    def __init__(self, name: str, path: Path, *, wait: float) -> None:
+    def __init__(self, name: str, path: Path, *, wait: float, root: StateRoot | None = None) -> None:
         self.name = name
         self.path = path
+        self.root = root  # a project store's trust is recorded in this state root (habitus.memory.trust)
         self.db = memory_store.store(path, label=name, wait=wait)
         self._reader: sqlite3.Connection | None = None
         self._writer: sqlite3.Connection | None = None
+        self._stemmed: bool | None = None
+        self._verdict: Any = None
+        self._keep_trust: str | None = None  # how habitus wrote a store it trusts: created | written
+
+    def verdict(self) -> Any:
+        """Whether this store may be read into an agent's context (the global store always may)."""
+        from habitus.memory import trust
+
+        if self.name != "project":
+            return trust.Verdict(True)
+        if self._verdict is None:
+            self._verdict = (
+                trust.check(self.root, self.path) if self.root else trust.Verdict(False, "untrusted")
+            )
+        return self._verdict
+
+    def require_trust(self) -> None:
+        """Refuse (`untrusted`) to read an untrusted project store for an agent."""
+        from habitus.memory import trust
+
+        verdict = self.verdict()
+        if self.exists() and not verdict.trusted:
+            raise trust.untrusted_error(self.path, verdict)
 
     def exists(self) -> bool:
         return self.db.exists()
@@ -54,7 +79,7 @@ class MemoryStore:
             return self._writer
         if self._reader is None:
             try:
-                self._reader = self.db.open_read()
+                self._reader = self.db.open_read(oldest=memory_store.OLDEST_READABLE)
                 if self._reader is not None:
                     _tune(self._reader)
             except HabitusError as exc:
@@ -76,13 +101,27 @@ class MemoryStore:
         finally:
             conn.close()
 
+    def stemmed(self) -> bool:
+        """Whether the open store's FTS table has the `stems` column (a reader may see an older schema)."""
+        conn = self.reader()
+        if conn is None:
+            return False
+        if self._stemmed is None:
+            columns = [row[1] for row in conn.execute("PRAGMA table_info(memories_fts)")]
+            self._stemmed = "stems" in columns
+        return self._stemmed
+
     def writer(self) -> sqlite3.Connection:
         """A read-write connection, creating and migrating the store when needed."""
         if self._writer is None:
             if self.name == "project":
+                created = not self.exists()
+                if self.root is not None and (created or self.verdict().trusted):
+                    self._keep_trust = "created" if created else "written"
                 _prepare_project_folder(self.path.parent)
             self._writer = self.db.open_write()
             _tune(self._writer)
+            self._stemmed = None
         return self._writer
 
     def close(self) -> None:
@@ -90,6 +129,16 @@ class MemoryStore:
             if conn is not None:
                 conn.close()
         self._reader = self._writer = None
+        self._stemmed = None
+        self._verdict = None
+        if self._keep_trust is not None and self.root is not None and self.exists():
+            from habitus.memory import trust
+
+            how, self._keep_trust = self._keep_trust, None
+            try:
+                trust.record(self.root, self.path, how=how, wait=self.db.wait)
+            except HabitusError:
+                pass  # unrecorded, the store reads as changed: untrusted until `memory trust` (fail closed)
 
 
 def _tune(conn: sqlite3.Connection) -> None:
@@ -126,7 +175,7 @@ def open_store(root: StateRoot, name: str, *, wait: float, cwd: Path | None = No
             f"{cwd or Path.cwd()}: not inside a git repository, so there is no project memory store",
             hint="run it inside a repository, or use --store global",
         )
-    return MemoryStore("project", path, wait=wait)
+    return MemoryStore("project", path, wait=wait, root=root)
 
 
 def both(root: StateRoot, *, wait: float, cwd: Path | None = None) -> list[MemoryStore]:
@@ -134,6 +183,6 @@ def both(root: StateRoot, *, wait: float, cwd: Path | None = None) -> list[Memor
     stores = []
     path = project_path(cwd)
     if path is not None:
-        stores.append(MemoryStore("project", path, wait=wait))
+        stores.append(MemoryStore("project", path, wait=wait, root=root))
     stores.append(MemoryStore("global", root.memory, wait=wait))
     return stores

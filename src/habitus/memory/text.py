@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"[\w']+", re.UNICODE)
@@ -25,6 +26,7 @@ _IDENTIFIER = re.compile(
 )
 
 Similarity = Callable[[str, str], float]
+COMMON = 200  # a word in more sets than this proposes no pairs (see similar_pairs)
 
 
 def one_line(text: str) -> str:
@@ -67,8 +69,43 @@ def has_identifier(text: str) -> bool:
     return bool(_IDENTIFIER.search(text))
 
 
+def similar_pairs(sets: Sequence[set[str]], threshold: float) -> list[set[int]]:
+    """For each i, the j != i whose word sets overlap by at least threshold (Jaccard), without comparing
+    every pair: two sets that similar share a word among the rarest `n - ceil(threshold * n) + 1` of
+    each (prefix filtering), so only sets sharing such a word are compared. Words found in more than
+    COMMON sets propose no pairs, so the work stays linear in the number of sets: a pair whose shared
+    prefix words are all that common is missed, unless the two sets are equal (an exact repeat is
+    paired with the first set of its words, which is all that grouping and deduplication need)."""
+    frequency = Counter(word for words_ in sets for word in words_)
+    index: dict[str, list[int]] = {}
+    first: dict[frozenset[str], int] = {}
+    out: list[set[int]] = [set() for _ in sets]
+    for i, words_ in enumerate(sets):
+        if not words_:
+            continue
+        head = first.setdefault(frozenset(words_), i)
+        if head != i:
+            out[i].add(head)
+            out[head].add(i)
+        ordered = sorted(words_, key=lambda w: (frequency[w], w))
+        prefix = ordered[: len(ordered) - math.ceil(threshold * len(ordered) - 1e-9) + 1]
+        prefix = [word for word in prefix if frequency[word] <= COMMON]
+        candidates = {j for word in prefix for j in index.get(word, ())} - out[i]
+        for j in candidates:
+            shared = len(words_ & sets[j])
+            if shared >= threshold * (len(words_) + len(sets[j]) - shared) - 1e-9:
+                out[i].add(j)
+                out[j].add(i)
+        for word in prefix:
+            index.setdefault(word, []).append(i)
+    return out
+
+
 class Measure:
-    """Word overlap with its thresholds; subclasses may add a similarity (see the module doc)."""
+    """Word overlap with its thresholds; subclasses may add a similarity (see the module doc).
+
+    `neighbours(texts, judgement)` answers `same` or `related` for every pair of a list at once, in
+    time near-linear in the list (reflect's grouping and deduplication use it on large streams)."""
 
     name = "words"
     SAME = 0.8
@@ -86,6 +123,11 @@ class Measure:
 
     def covers(self, reflection: str, observation: str) -> bool:
         return similarity(reflection, observation) >= self.COVERS
+
+    def neighbours(self, texts: Sequence[str], judgement: str) -> list[set[int]]:
+        """For each text, the indexes of the other texts it is `judgement` (same / related) to."""
+        threshold = self.SAME if judgement == "same" else self.RELATED
+        return similar_pairs([words(t) for t in texts], threshold)
 
 
 WORDS = Measure()

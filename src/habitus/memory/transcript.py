@@ -16,6 +16,7 @@ from typing import Any
 from habitus.errors import HabitusError
 from habitus.memory import records
 from habitus.memory.observe import (
+    REJECTED,
     Message,
     Observer,
     RuleObserver,
@@ -62,7 +63,7 @@ def turn_messages(turn: Any, *, now: str) -> list[Message]:
         out.append(Message(turn.offset, "assistant", turn.assistant, at))
     for use in turn.tools:
         if use.status != "ok":
-            body = "rejected by the user" if use.status == "rejected" else "the call failed"
+            body = REJECTED if use.status == "rejected" else "the call failed"
             out.append(Message(turn.offset, "tool", body, at, (use.name or "tool")[:64], True))
     return out
 
@@ -130,7 +131,7 @@ def observe_transcript(
         chunk += messages if index else _fit(messages, chunk_chars)
     result["format"] = part.format
     if after <= before:  # nothing complete to read yet (the agent is still writing a line)
-        return {**result, "observed": 0, "duplicates": 0, "dropped_sensitive": 0, "items": [],
+        return {**result, "observed": 0, "duplicates": 0, "dropped_sensitive": 0, "dropped_instruction": 0, "items": [],
                 "watermark": {"before": before, "after": before}, "unit": "byte", "remaining": size - before}  # fmt: skip
     done = observe_chunk(
         store, stream, chunk, before=before, after=after, unit="byte",

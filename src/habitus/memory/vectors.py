@@ -43,6 +43,12 @@ def missing(conn: sqlite3.Connection, model_id: str, clauses: list[str], params:
     return int(conn.execute(f"SELECT count(*) {_missing_sql(clauses)}", [*params, model_id]).fetchone()[0])
 
 
+def missing_any(conn: sqlite3.Connection, clauses: list[str], params: list[Any]) -> int:
+    """How many records matching the clauses have no vector of any model (cheap: no model needed)."""
+    where = " AND ".join([*clauses, "NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.seq = m.seq)"])
+    return int(conn.execute(f"SELECT count(*) FROM memories m WHERE {where}", params).fetchone()[0])
+
+
 def compute(
     store: MemoryStore,
     embedder: Embedder,

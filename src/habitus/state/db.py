@@ -123,13 +123,17 @@ class Store:
             return None
         return conn
 
-    def open_read(self) -> sqlite3.Connection | None:
-        """A read-only connection, or None when the store does not exist. Never creates or migrates."""
+    def open_read(self, *, oldest: int | None = None) -> sqlite3.Connection | None:
+        """A read-only connection, or None when the store does not exist. Never creates or migrates.
+        With `oldest`, a store at that schema version or later (but not yet current) is opened as it
+        is, for readers that know how to read older schemas; older ones are still `schema_outdated`."""
         if not self.exists():
             return None
         conn = self._connect_ro()
         try:
-            self._checked_version(conn, writable=False)
+            version = self._checked_version(conn, writable=oldest is not None)
+            if oldest is not None and version < min(oldest, self.current_version):
+                self._check_version(conn, version, writable=False)
         except BaseException:
             conn.close()
             raise

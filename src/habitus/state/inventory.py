@@ -119,6 +119,10 @@ EXCLUDED: tuple[Excluded, ...] = (
     Excluded("errors.jsonl", "hook-mode failure log: diagnostics of this machine"),
     Excluded("errors.jsonl.1", "hook-mode failure log (rotated)"),
     Excluded("locks", "inter-process locks of this machine"),
+    Excluded(
+        "memory-trust.json",
+        "which project memory stores of this machine you trust; trust them again with `habitus memory trust`",
+    ),
     Excluded(".restore", "a restore's journal and staging area while it runs"),
 )
 

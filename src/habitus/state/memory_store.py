@@ -7,6 +7,7 @@ Both share this schema and its ordered migrations (separate from the ledger's). 
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,10 +26,18 @@ RELEVANCES = ("low", "medium", "high", "critical")
 # `source` is a copy of metadata.source (derived, checked by verify) so that it can be indexed:
 # json_extract in a generated column is refused under `trusted_schema=OFF`.
 #
-# The FTS table is recreated from this exact statement by `repair --rebuild-fts`. It stores the search
-# text (content with CJK characters spaced out, see habitus.memory.search.index_text) under the
-# memory's `seq` as rowid. Removed records are not in it; expired ones are (they can be listed).
+# The FTS table is recreated from FTS_TABLE_SQL by `repair --rebuild-fts`. It stores, under the
+# memory's `seq` as rowid, the search text (`body`: content with CJK characters spaced out, see
+# habitus.memory.search.index_text) and, since 0005, its stems (`stems`: habitus.memory.terms.stem_text).
+# Removed records are not in it; expired ones are (they can be listed).
 FTS_TABLE_SQL = (
+    "CREATE VIRTUAL TABLE memories_fts USING fts5(body, stems, tokenize = 'unicode61 remove_diacritics 2')"
+)
+_FTS_TABLE_SQL_0005 = (
+    "CREATE VIRTUAL TABLE memories_fts USING fts5(body, stems, tokenize = 'unicode61 remove_diacritics 2')"
+)
+# The table as 0001 created it (a released migration: never changes).
+_FTS_TABLE_SQL_0001 = (
     "CREATE VIRTUAL TABLE memories_fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2')"
 )
 
@@ -85,7 +94,7 @@ MIGRATIONS: list[Migration] = [
             pinned_at TEXT NOT NULL
         ) STRICT, WITHOUT ROWID;
 
-        {FTS_TABLE_SQL};
+        {_FTS_TABLE_SQL_0001};
         """,
     ),
     sql_migration(
@@ -132,7 +141,30 @@ MIGRATIONS: list[Migration] = [
         CREATE INDEX memory_vectors_model ON memory_vectors (model_id, seq);
         """,
     ),
+    # Stemmed search: the FTS table gains a `stems` column, rebuilt from the records (derived data).
+    Migration("0005_fts_stems", lambda conn: rebuild_fts_table(conn, _FTS_TABLE_SQL_0005)),
 ]
+
+
+def rebuild_fts_table(conn: sqlite3.Connection, sql: str = FTS_TABLE_SQL) -> int:
+    """Recreate memories_fts from FTS_TABLE_SQL and fill it from the records that are not removed (in
+    the caller's transaction). Returns the number of rows written."""
+    from habitus.memory.search import index_text
+    from habitus.memory.terms import stem_text
+
+    rows = conn.execute("SELECT seq, content FROM memories WHERE removed_at IS NULL ORDER BY seq").fetchall()
+    conn.execute("DROP TABLE IF EXISTS memories_fts")
+    conn.execute(sql)
+    conn.executemany(
+        "INSERT INTO memories_fts (rowid, body, stems) VALUES (?, ?, ?)",
+        ((seq, index_text(content), stem_text(content)) for seq, content in rows),
+    )
+    return len(rows)
+
+
+# Readers accept a store one migration behind (0004, before stems): search then runs without stems,
+# so existing stores keep answering until a writing command migrates them.
+OLDEST_READABLE = 4
 
 
 def store(path: Path, *, label: str, wait: float = 5.0) -> Store:
