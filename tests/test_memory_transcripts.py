@@ -28,6 +28,14 @@ TURNS = [
 ]
 
 
+@pytest.fixture
+def observe_hooks_on(state_root: Path) -> None:
+    """Hooks observe only once it is switched on (test_observe_hooks_are_off_until_enabled)."""
+    from conftest import run
+
+    assert run(["config", "set", "memory.observe_enabled", "true"]).exit == 0
+
+
 def observations(*args: str) -> list[dict[str, Any]]:
     out = mem("retrieve", "--kind", "observation", "--limit", "1000", "--full", *args)
     assert out.exit == 0, out.stderr
@@ -147,6 +155,7 @@ def test_bad_transcript_arguments(state_root: Path, tmp_path: Path) -> None:
 # -- hook mode -------------------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("observe_hooks_on")
 def test_a_claude_code_stop_hook_observes_what_is_new_and_prints_nothing(
     state_root: Path, tmp_path: Path
 ) -> None:
@@ -176,6 +185,7 @@ def test_events_that_end_no_turn_do_nothing(state_root: Path, tmp_path: Path, ev
     assert out.exit == 0 and out.stdout == b"" and not state_root.exists()
 
 
+@pytest.mark.usefixtures("observe_hooks_on")
 def test_codex_and_pi_hooks_read_their_transcripts(state_root: Path, tmp_path: Path) -> None:
     rollout = shutil.copy(FIXTURES / "codex-rollout.jsonl", tmp_path / "rollout-1.jsonl")
     session = shutil.copy(FIXTURES / "pi-excerpt.jsonl", tmp_path / "pi-session.jsonl")
@@ -187,6 +197,7 @@ def test_codex_and_pi_hooks_read_their_transcripts(state_root: Path, tmp_path: P
     assert streams == {"rollout-1", "pi-session"}
 
 
+@pytest.mark.usefixtures("observe_hooks_on")
 @pytest.mark.parametrize(
     ("harness", "event"),
     [
@@ -205,6 +216,7 @@ def test_a_pair_without_a_readable_transcript_is_observed_as_two_messages(
     assert {i["metadata"]["stream"] for i in found} == {"g1"}
 
 
+@pytest.mark.usefixtures("observe_hooks_on")
 def test_hook_failures_are_silent_and_logged(state_root: Path, tmp_path: Path) -> None:
     event = {"hook_event_name": "Stop", "session_id": "s", "transcript_path": str(tmp_path / "gone.jsonl")}
     out = mem("observe", "--harness", "claude-code", request=event)
@@ -232,6 +244,7 @@ def test_a_real_claude_code_session_in_bounded_runs(state_root: Path) -> None:
 # -- the Pi extension, run by node against a fake Pi --------------------------------------------------
 
 
+@pytest.mark.usefixtures("observe_hooks_on")
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_the_pi_extension_injects_the_index_and_observes_the_session(
     state_root: Path, tmp_path: Path
@@ -270,6 +283,7 @@ const ctx = { cwd: process.argv[3], sessionManager: { getSessionId: () => "p", g
     assert found and {i["metadata"]["stream"] for i in found} == {"pi-session"}
 
 
+@pytest.mark.usefixtures("observe_hooks_on")
 def test_two_observers_of_one_transcript_store_each_turn_once(state_root: Path, tmp_path: Path) -> None:
     turns = [(f"Step {i}: please keep module {i} small.", f"Kept module {i} small.") for i in range(40)]
     path = claude_transcript(tmp_path / "shared.jsonl", turns)

@@ -470,6 +470,10 @@ def test_a_nul_character_in_a_path_is_a_bad_request(
     state_root: Path, args: list[str], request_: dict
 ) -> None:
     """Found by fuzzing: the OS cannot take a path with NUL, and these were exit 1 `failed` (ValueError)."""
+    if args[:2] == ["memory", "observe"]:
+        assert (
+            run(["config", "set", "memory.observe_enabled", "true"]).exit == 0
+        )  # hooks observe only when on
     skip = ("locks", *HOOK_LOGS)
     before = fingerprint(state_root, skip=skip)
     count = len(logged(state_root))

@@ -133,6 +133,7 @@ class Unit:
     prefixes: set[str] = field(default_factory=set)  # their prefixes of 3 to PREFIX_MAX characters
     seq: list[str] = field(default_factory=list)  # content words outside quoted spans, in order
     seq_set: set[str] = field(default_factory=set)  # those, with their synonyms
+    status: str | None = None  # a tool call's outcome: ok, error, refused (never ran), rejected
 
 
 def units_of(s: Slice) -> list[Unit]:
@@ -140,7 +141,7 @@ def units_of(s: Slice) -> list[Unit]:
     for entry in s.entries:
         if entry.role == "tool":
             text = f"{entry.name or 'tool'}: {entry.text}"[:MAX_UNIT_CHARS]
-            out.append(Unit(text, "tool", entry.new, False))
+            out.append(Unit(text, "tool", entry.new, False, status=entry.status))
             continue
         fenced = False
         for line in entry.text.splitlines():
@@ -508,7 +509,9 @@ def _law(units: list[Unit], law: Law, prompt: str) -> list[Candidate]:
     asked = prompt.lower()
     found: list[Candidate] = []
     seen: set[str] = set()
-    tools = [u for u in units if u.new and u.role == "tool"]
+    # A call the harness refused or the user rejected never ran, and one that failed did not do what it
+    # says: "The agent ran …" would be false.
+    tools = [u for u in units if u.new and u.role == "tool" and u.status not in ("refused", "rejected", "error")]
     for group, severity, rules in (
         ("destructive", "blocker", DESTRUCTIVE),
         ("checks", "concern", DISABLED_CHECKS),

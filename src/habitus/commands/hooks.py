@@ -17,10 +17,13 @@ MAN = {
     "stdout": 'print: the settings object to merge, in the harness\'s own format (no "v"): {"hooks": {EVENT: '
     '[{"hooks": [{"type": "command", "command", "timeout"}]}]}} (Gemini entries also carry "name" and '
     'a timeout in milliseconds). install: {"v":1,"harness","path","changed","created","backup",'
-    '"added":[{"event","command"}],"removed":[{"event","command"}],"kept","note"}.',
+    '"added":[{"event","command"}],"removed":[{"event","command"}],"kept","note"}; for Codex also '
+    '"trust":{"required","config","recorded","untrusted","run","how","why"}: Codex runs only hooks the '
+    "user trusted (a hash of each command and timeout in config.toml), so a changed command needs "
+    "trusting again; habitus never writes that trust.",
     "files": "install reads and rewrites one file: Claude Code ~/.claude/settings.json "
     "($CLAUDE_CONFIG_DIR/settings.json when set), Codex ~/.codex/hooks.json ($CODEX_HOME/hooks.json when "
-    "set), Gemini ~/.gemini/settings.json; with --project the repository's .claude/settings.json, "
+    "set), Gemini ~/.gemini/settings.json ($GEMINI_CLI_HOME/.gemini/settings.json when set); with --project the repository's .claude/settings.json, "
     ".codex/hooks.json or .gemini/settings.json. Before changing it, a copy is written beside it as "
     "NAME.habitus-YYYYMMDDTHHMMSSZ.bak. Nothing under the state root is touched.",
 }
@@ -103,12 +106,17 @@ def install_command(harness: str, project: bool, root: str | None, pretty: bool)
     (settings_invalid) or is a symbolic link (symlink_refused) is refused,
     exit 3, unchanged.
 
+    Codex runs only hooks you have trusted: its config.toml keeps a hash of
+    each command and timeout, so a new or changed entry is skipped (silently
+    by `codex exec`) until you run `codex` and trust it in the hooks review
+    (or /hooks). The result's "trust" says so; habitus never writes trust.
+
     \b
     Examples:
       habitus hooks install --harness claude-code
       habitus hooks install --harness claude-code --project   # .claude/settings.json of this repo
     """
-    from habitus.hooks import NOTES, settings_path, snippet
+    from habitus.hooks import NOTES, codex_trust, settings_path, snippet
     from habitus.hooks.settings import install
 
     repo = None
@@ -120,5 +128,8 @@ def install_command(harness: str, project: bool, root: str | None, pretty: bool)
             raise HabitusError(
                 "no_project", "--project: the current directory is not inside a git repository"
             )
-    outcome: dict[str, Any] = install(settings_path(harness, repo), snippet(harness, _program(), _root(root)))
+    path = settings_path(harness, repo)
+    outcome: dict[str, Any] = install(path, snippet(harness, _program(), _root(root)))
+    if harness == "codex":
+        outcome["trust"] = codex_trust(path, outcome)
     io.write_result({"harness": harness, **outcome, "note": NOTES[harness]}, pretty=pretty)

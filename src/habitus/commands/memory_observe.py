@@ -72,7 +72,9 @@ def observe_command(stream: str | None, transcript: Path | None, fmt: str, chunk
     past what a run read, even when nothing was worth observing or the observer failed.
     Text is redacted before any observer (or model) sees it.
 
-    In hook mode (--harness, for Stop, SessionEnd or PreCompact hooks) the event's
+    Hook mode is off until `habitus config set memory.observe_enabled true`: until
+    then it exits 0 and stores nothing. In hook mode (--harness, for Stop, SessionEnd
+    or PreCompact hooks) the event's
     transcript_path is read the same way, under the stream named after the file; an
     event without one (a Gemini AfterAgent, a generic pair) is observed as its two
     messages. Nothing is printed in hook mode.
@@ -101,6 +103,8 @@ def observe_command(stream: str | None, transcript: Path | None, fmt: str, chunk
     fmt_name = None if fmt == "auto" else fmt
     options = {"chunk_chars": chars, "observer": observer, "known_chars": known}
     if harness is not None:
+        if not config.get("memory.observe_enabled"):
+            return  # off: a hook stays silent and stores nothing
         _observe_hook(harness, io.read_request(), stream=stream, store=store, root=root, wait=wait, **options)
         return
     if transcript is not None:
@@ -135,7 +139,9 @@ def _observe_hook(harness: str, request: dict[str, Any], *, stream: str | None, 
     cwd = Path(event.cwd) if event.cwd and os.path.isabs(event.cwd) else None
     target = stores.open_store(root, store or "global", wait=wait, cwd=cwd)
     try:
-        if event.transcript_path and harness != "gemini":  # Gemini's chat files are not JSONL
+        # Gemini rewrites a message's record as its tool calls finish: a byte watermark cannot follow
+        # that, so its event's own pair is observed instead.
+        if event.transcript_path and harness != "gemini":
             fmt = None if harness == "generic" else harness
             transcript_reader.observe_transcript(
                 target, Path(event.transcript_path), stream=stream, format=fmt, **options

@@ -10,14 +10,17 @@ The commands per event follow each capability's hook protocol (README; habitus.h
   .claude/settings.json): SessionStart -> memory index; UserPromptSubmit -> select, then advise (delivers
   notes waiting for this prompt); Stop -> capture, advise; SubagentStop -> advise; SessionEnd and
   PreCompact -> capture (a sweep of the transcript's tail for anything a Stop missed).
-- Codex CLI (~/.codex/hooks.json, or $CODEX_HOME/hooks.json; a repository's .codex/hooks.json; the same
-  shape as Claude Code's): the same, plus capture on UserPromptSubmit (remembers the prompt when a Stop
-  arrives without a transcript) and without SessionEnd, which Codex does not have.
-- Gemini CLI (~/.gemini/settings.json; a repository's .gemini/settings.json): SessionStart -> memory index;
-  BeforeAgent -> select, advise; AfterAgent -> capture, advise. Gemini's timeouts are milliseconds and
-  its entries carry a name.
+- Codex CLI 0.171 (~/.codex/hooks.json, or $CODEX_HOME/hooks.json; a repository's .codex/hooks.json;
+  the same shape as Claude Code's): the same, plus capture on UserPromptSubmit (remembers the prompt
+  when a Stop arrives without a transcript). Codex clamps SessionEnd timeouts to 3 s, so that entry
+  asks for 3 s. Codex runs only hooks the user has trusted (`codex_trust` says how, and why habitus
+  never writes that trust itself).
+- Gemini CLI 0.61 (~/.gemini/settings.json, or $GEMINI_CLI_HOME/.gemini/settings.json; a repository's
+  .gemini/settings.json): SessionStart -> memory index; BeforeAgent -> select, advise; AfterAgent ->
+  capture, advise; SessionEnd -> capture (a sweep of the chat file). Gemini's timeouts are
+  milliseconds and its entries carry a name.
 
-PostToolUse/AfterTool reviews are left out on purpose: each would start a process (and often the
+PostToolUse/AfterTool reviews (advise reads both) are left out on purpose: each would start a process (and often the
 embedding model) after every tool call; without them advise reviews when the agent stops. Observational
 memory (`memory observe`) is left out too: with a language model configured it waits for the model.
 README shows the one entry to add for either.
@@ -57,6 +60,7 @@ PLAN: dict[str, list[tuple[str, tuple[str, ...]]]] = {
         ("Stop", _CAPTURE),
         ("Stop", _ADVISE),
         ("SubagentStop", _ADVISE),
+        ("SessionEnd", _CAPTURE),
         ("PreCompact", _CAPTURE),
     ],
     "gemini": [
@@ -65,15 +69,18 @@ PLAN: dict[str, list[tuple[str, tuple[str, ...]]]] = {
         ("BeforeAgent", _ADVISE),
         ("AfterAgent", _CAPTURE),
         ("AfterAgent", _ADVISE),
+        ("SessionEnd", _CAPTURE),
     ],
 }
+# Events whose timeout the harness clamps (Codex: SessionEnd and Interrupt to 3 s, with a warning).
+CLAMPED = {("codex", "SessionEnd"): 3, ("codex", "Interrupt"): 3}
 # What the harness still needs besides the file (said in the install result and README).
 NOTES = {
     "claude-code": "Claude Code reads settings.json at start: restart running sessions (or review them in /hooks).",
-    "codex": "Codex runs hooks.json entries once you have reviewed and trusted them (/hooks); versions "
-    "before hooks were on by default also need `[features] codex_hooks = true` in config.toml.",
-    "gemini": "Gemini CLI runs these once hooks are enabled in its settings (the switch depends on the "
-    "version: hooksConfig.enabled, hooks.enabled or tools.enableHooks).",
+    "codex": "Codex runs hooks.json entries only once you have trusted them: run `codex` and answer "
+    "its hooks review (or type /hooks); `codex exec` skips untrusted hooks silently. See trust.",
+    "gemini": "Gemini CLI 0.61 runs these (hooks are on unless hooksConfig.enabled is false); older "
+    "versions switch them on with hooks.enabled or tools.enableHooks.",
 }
 # A habitus command this module writes: the program, then one of these tails.
 _TAILS = {(*args, "--harness", harness) for harness in HARNESSES for args in TIMEOUTS}
@@ -86,9 +93,11 @@ def command_line(program: list[str], args: tuple[str, ...], harness: str, root: 
     return " ".join(shlex.quote(w) for w in words)
 
 
-def entry(harness: str, program: list[str], args: tuple[str, ...], root: str | None) -> dict[str, Any]:
+def entry(
+    harness: str, program: list[str], args: tuple[str, ...], root: str | None, event: str | None = None
+) -> dict[str, Any]:
     """One hook handler object in the harness's format."""
-    timeout = TIMEOUTS[args]
+    timeout = min(TIMEOUTS[args], CLAMPED.get((harness, event or ""), TIMEOUTS[args]))
     item: dict[str, Any] = {"type": "command", "command": command_line(program, args, harness, root)}
     if harness == "gemini":
         return {"name": "habitus-" + "-".join(args), **item, "timeout": timeout * 1000}
@@ -99,7 +108,7 @@ def snippet(harness: str, program: list[str], root: str | None = None) -> dict[s
     """{"hooks": {event: [{"hooks": [handler, ...]}]}}: one group per event, habitus's handlers in order."""
     events: dict[str, list[dict[str, Any]]] = {}
     for event, args in PLAN[harness]:
-        events.setdefault(event, []).append(entry(harness, program, args, root))
+        events.setdefault(event, []).append(entry(harness, program, args, root, event))
     return {"hooks": {event: [{"hooks": handlers}] for event, handlers in events.items()}}
 
 
@@ -135,5 +144,49 @@ def settings_path(harness: str, project: Path | None) -> Path:
             return project / ".codex" / "hooks.json"
         base = os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
         return Path(base) / "hooks.json"
-    folder = project if project is not None else Path(os.path.expanduser("~"))
-    return folder / ".gemini" / "settings.json"
+    if project is not None:
+        return project / ".gemini" / "settings.json"
+    # Gemini CLI reads $GEMINI_CLI_HOME/.gemini/settings.json when GEMINI_CLI_HOME is set.
+    folder = os.environ.get("GEMINI_CLI_HOME") or os.path.expanduser("~")
+    return Path(folder) / ".gemini" / "settings.json"
+
+
+def codex_config(hooks_file: Path) -> Path:
+    """The config.toml where Codex keeps the trust of hooks (the user's, also for a project's hooks)."""
+    base = os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
+    return Path(base) / "config.toml"
+
+
+def codex_trust(hooks_file: Path, summary: dict[str, Any]) -> dict[str, Any]:
+    """What Codex needs before it runs habitus's hooks, for the install result. Nothing is written.
+
+    Codex keeps, in config.toml, `[hooks.state."<hooks.json>:<event>:<group>:<handler>"]` with a
+    `trusted_hash` of each hook's command (every argument, --root included) and timeout; a hook without
+    a matching hash is skipped (silently by `codex exec`). So any install that changes a command untrusts
+    it. Trust is the user's decision about what runs on their machine: habitus explains it and leaves it
+    to them.
+    """
+    recorded = 0
+    config = codex_config(hooks_file)
+    try:
+        import tomllib
+
+        with open(config, "rb") as handle:
+            state = tomllib.load(handle).get("hooks", {}).get("state", {})
+        prefix = f"{hooks_file.resolve()}:"
+        recorded = sum(1 for key in state if isinstance(key, str) and key.startswith(prefix))
+    except (OSError, ValueError, AttributeError):
+        pass
+    changed = len(summary.get("added", []))
+    return {
+        "required": True,
+        "config": str(config),
+        "recorded": recorded,
+        "untrusted": changed,
+        "run": "codex",
+        "how": "start `codex` in a terminal and answer the hooks review with “Trust all and continue” "
+        "(or “Review hooks”), or type /hooks in a session and trust habitus's entries",
+        "why": "Codex runs a hook only when config.toml holds a trusted hash of its exact command and "
+        "timeout; `codex exec` skips untrusted hooks without a word. A new or changed command (another "
+        "path, --root or timeout) needs trusting again. habitus does not write trust for you.",
+    }

@@ -143,6 +143,12 @@ SETTINGS: tuple[Setting, ...] = (
         maximum=100_000,
     ),
     Setting(
+        "memory.observe_enabled",
+        bool,
+        False,
+        "Let hooks run `memory observe` on the session (off until enabled; explicit calls always run).",
+    ),
+    Setting(
         "memory.observe_chunk_chars",
         int,
         60_000,
