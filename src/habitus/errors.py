@@ -60,6 +60,7 @@ CODES: dict[str, tuple[Exit, str]] = {
     "backup_invalid": (Exit.REFUSED, "a backup folder is incomplete, altered, or not a habitus backup"),
     "settings_invalid": (Exit.REFUSED, "a harness settings file is not one JSON object of the known shape"),
     "state_locked": (Exit.BUSY, "another process holds the lock; retry or raise --wait"),
+    "deadline": (Exit.BUSY, "hook mode: the hook's time budget (hooks.budget_ms) ran out"),
     "interrupted": (Exit.INTERRUPTED, "interrupted by a signal"),
 }
 

@@ -21,6 +21,7 @@ from habitus.errors import HabitusError
 from habitus.state.root import StateRoot
 
 BATCH_SIZE = 32
+MEMO_SIZE = 4096  # remembered vectors per model (1.5 KiB each at 384 dimensions)
 PROBE = "When a test fails, read the error before changing code."
 _LOADED: dict[tuple[str, str, int], Embedder] = {}
 
@@ -37,17 +38,33 @@ class Embedder:
         )
         self._inputs = {i.name for i in self._session.get_inputs()}
         self.dims = spec.dims
+        self._memo: dict[str, np.ndarray] = {}
 
     def embed(self, texts: Sequence[str], *, batch_size: int = BATCH_SIZE) -> np.ndarray:
         """Embed `embedding_input(t)` for each text; rows are in input order and L2-normalised."""
         if isinstance(texts, str):
             raise TypeError("embed() takes a list of strings, not a string")
-        ids = [self._tokenizer.encode(embedding_input(t)).ids for t in texts]
-        out = np.zeros((len(ids), self.dims), dtype=np.float32)
-        order = sorted(range(len(ids)), key=lambda i: (len(ids[i]), i))
-        for start in range(0, len(order), max(1, batch_size)):
-            chosen = order[start : start + batch_size]
-            out[chosen] = self._run([ids[i] for i in chosen])
+        inputs = [embedding_input(t) for t in texts]
+        out = np.zeros((len(inputs), self.dims), dtype=np.float32)
+        # Each distinct text is run once, and a text seen before (a habit's condition, in a warm
+        # worker) not at all: the model is deterministic, so its vector is remembered (bounded).
+        todo = list(dict.fromkeys(i for i in inputs if i not in self._memo))
+        if todo:
+            ids = [self._tokenizer.encode(i).ids for i in todo]
+            fresh = np.zeros((len(ids), self.dims), dtype=np.float32)
+            order = sorted(range(len(ids)), key=lambda i: (len(ids[i]), i))
+            for start in range(0, len(order), max(1, batch_size)):
+                chosen = order[start : start + batch_size]
+                fresh[chosen] = self._run([ids[i] for i in chosen])
+            found = dict(zip(todo, fresh, strict=True))
+            if len(todo) <= MEMO_SIZE // 4:  # a bulk run (memory index-vectors) is not remembered
+                if len(self._memo) + len(todo) > MEMO_SIZE:
+                    self._memo.clear()
+                self._memo.update(found)
+        else:
+            found = {}
+        for row, text in enumerate(inputs):
+            out[row] = found[text] if text in found else self._memo[text]
         return out
 
     def _run(self, batch: list[list[int]]) -> np.ndarray:

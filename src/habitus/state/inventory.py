@@ -119,6 +119,7 @@ EXCLUDED: tuple[Excluded, ...] = (
     Excluded("errors.jsonl", "hook-mode failure log: diagnostics of this machine"),
     Excluded("errors.jsonl.1", "hook-mode failure log (rotated)"),
     Excluded("locks", "inter-process locks of this machine"),
+    Excluded("worker.sock", "the warm worker's socket while it runs (habitus worker status)"),
     Excluded(".restore", "a restore's journal and staging area while it runs"),
 )
 
