@@ -12,8 +12,9 @@ from habitus.state.root import StateRoot
 
 MAN = {
     "stdin": "Not read.",
-    "stdout": 'status: {"v":1,"root","socket","running","enabled","pid","code","started","served","idle_s",'
-    '"idle_limit_s"} (pid to idle_limit_s null when no worker runs; code is "VERSION:PACKAGE_DIR"). '
+    "stdout": 'status: {"v":1,"root","socket","running","enabled","pid","code","started","ready","served",'
+    '"idle_s","idle_limit_s"} (pid to idle_limit_s null when no worker runs; code is "VERSION:PACKAGE_DIR"; '
+    "ready false while it is still loading the model, when hooks work in their own processes). "
     'stop: {"v":1,"root","socket","stopped","pid"} (stopped false when none was running).',
     "files": "<root>/worker.sock (the worker's socket, 0600), <root>/locks/worker.lock (held by the live "
     "worker). Reads config.toml (worker.enabled, worker.idle_minutes, hooks.budget_ms).",
@@ -67,7 +68,7 @@ def status_command(root: StateRoot, wait: float, pretty: bool) -> None:
 
     reply = _ask(root, "status")
     running = reply is not None and reply.get("status") == "running"
-    fields = ("pid", "code", "started", "served", "idle_s", "idle_limit_s")
+    fields = ("pid", "code", "started", "ready", "served", "idle_s", "idle_limit_s")
     io.write_result(
         {
             "root": str(root.path),

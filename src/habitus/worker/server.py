@@ -170,6 +170,7 @@ class Worker:
             "pid": os.getpid(),
             "code": code_id(),
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
+            "ready": self.ready.is_set(),
             "served": self.served,
             "idle_s": round(time.monotonic() - self.last, 3),
             "idle_limit_s": self.idle_s,
