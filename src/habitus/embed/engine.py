@@ -8,6 +8,7 @@ This module imports numpy, onnxruntime and tokenizers: import it only where embe
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from habitus.state.root import StateRoot
 BATCH_SIZE = 32
 MEMO_SIZE = 4096  # remembered vectors per model (1.5 KiB each at 384 dimensions)
 PROBE = "When a test fails, read the error before changing code."
-_LOADED: dict[tuple[str, str, int], Embedder] = {}
+_LOADED: dict[tuple[str, str, int], tuple[Embedder, tuple[tuple[int, int, int, int], ...] | None]] = {}
 
 
 class Embedder:
@@ -129,14 +130,25 @@ def _open(onnx: Path, tokenizer_path: Path, max_tokens: int, threads: int) -> tu
 
 
 def get(root: StateRoot, spec: ModelSpec, *, threads: int = 1) -> Embedder:
-    """The process-wide embedder for spec, verifying its files the first time."""
+    """The process-wide embedder for spec, verifying its files the first time, and again whenever one of
+    them is no longer the same file (a long-lived process, the warm worker, outlives a model's files)."""
     key = (spec.model_id, str(spec.folder), threads)
-    embedder = _LOADED.get(key)
-    if embedder is None:
+    identity = _identity(spec)
+    loaded = _LOADED.get(key)
+    if loaded is None or identity is None or loaded[1] != identity:
+        _LOADED.pop(key, None)
         verify(root, spec.files, label=spec.name)
-        embedder = Embedder(spec, threads=threads)
-        _LOADED[key] = embedder
-    return embedder
+        loaded = (Embedder(spec, threads=threads), identity)
+        _LOADED[key] = loaded
+    return loaded[0]
+
+
+def _identity(spec: ModelSpec) -> tuple[tuple[int, int, int, int], ...] | None:
+    try:
+        stats = [os.stat(f.path) for f in spec.files]
+    except OSError:
+        return None  # verify() says what is missing
+    return tuple((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) for st in stats)
 
 
 def probe_dims(onnx: Path, tokenizer: Path, max_tokens: int) -> int:
