@@ -23,6 +23,7 @@ _habitus() {
             "|select") node="select" ;;
             "|status") node="status" ;;
             "|verify") node="verify" ;;
+            "|worker") node="worker" ;;
             "advise|mute") node="advise mute" ;;
             "advise|mutes") node="advise mutes" ;;
             "advise|resume") node="advise resume" ;;
@@ -73,6 +74,8 @@ _habitus() {
             "schedule|install") node="schedule install" ;;
             "schedule|remove") node="schedule remove" ;;
             "schedule|status") node="schedule status" ;;
+            "worker|status") node="worker status" ;;
+            "worker|stop") node="worker stop" ;;
         esac
     done
     case "$node|$prev" in
@@ -275,9 +278,13 @@ _habitus() {
         "status|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "verify|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "verify|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "worker status|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "worker status|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "worker stop|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "worker stop|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
     esac
     case "$node" in
-        "") COMPREPLY=($(compgen -W "advise analyze backup capture config dedupe demo eval habit hooks memory model restore schedule select status verify --help --version -V" -- "$cur")) ;;
+        "") COMPREPLY=($(compgen -W "advise analyze backup capture config dedupe demo eval habit hooks memory model restore schedule select status verify worker --help --version -V" -- "$cur")) ;;
         "advise") COMPREPLY=($(compgen -W "mute mutes resume unmute --format --harness --help --pretty --root --transcript --wait" -- "$cur")) ;;
         "advise mute") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "advise mutes") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
@@ -345,6 +352,9 @@ _habitus() {
         "select") COMPREPLY=($(compgen -W "--harness --help --pretty --root --wait" -- "$cur")) ;;
         "status") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "verify") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
+        "worker") COMPREPLY=($(compgen -W "status stop --help" -- "$cur")) ;;
+        "worker status") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
+        "worker stop") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
     esac
 }
 complete -o default -F _habitus habitus

@@ -37,6 +37,8 @@ function __habitus_node
                 set node 'status'
             case '|verify'
                 set node 'verify'
+            case '|worker'
+                set node 'worker'
             case 'advise|mute'
                 set node 'advise mute'
             case 'advise|mutes'
@@ -137,6 +139,10 @@ function __habitus_node
                 set node 'schedule remove'
             case 'schedule|status'
                 set node 'schedule status'
+            case 'worker|status'
+                set node 'worker status'
+            case 'worker|stop'
+                set node 'worker stop'
         end
     end
     echo $node
@@ -159,6 +165,7 @@ complete -c habitus -n "test (__habitus_node) = ''" -a schedule -d 'Install, che
 complete -c habitus -n "test (__habitus_node) = ''" -a select -d 'Choose the approved habits that apply to a prompt.'
 complete -c habitus -n "test (__habitus_node) = ''" -a status -d 'Report the state root, versions, settings and counts.'
 complete -c habitus -n "test (__habitus_node) = ''" -a verify -d 'Check the state root\'s stores, files and permissions (report only).'
+complete -c habitus -n "test (__habitus_node) = ''" -a worker -d 'Report on or stop the warm worker that answers hooks.'
 complete -c habitus -n "test (__habitus_node) = ''" -l help
 complete -c habitus -n "test (__habitus_node) = ''" -l version
 complete -c habitus -n "test (__habitus_node) = 'advise'" -a mute -d 'Never deliver this finding again.'
@@ -555,3 +562,14 @@ complete -c habitus -n "test (__habitus_node) = 'verify'" -l help
 complete -c habitus -n "test (__habitus_node) = 'verify'" -l pretty
 complete -c habitus -n "test (__habitus_node) = 'verify'" -l root -r
 complete -c habitus -n "test (__habitus_node) = 'verify'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'worker'" -a status -d 'Report whether a worker runs for this root, and its pid, version and load.'
+complete -c habitus -n "test (__habitus_node) = 'worker'" -a stop -d 'Stop this root\'s worker (the next hook call starts a new one).'
+complete -c habitus -n "test (__habitus_node) = 'worker'" -l help
+complete -c habitus -n "test (__habitus_node) = 'worker status'" -l help
+complete -c habitus -n "test (__habitus_node) = 'worker status'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'worker status'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'worker status'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'worker stop'" -l help
+complete -c habitus -n "test (__habitus_node) = 'worker stop'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'worker stop'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'worker stop'" -l wait -r

@@ -37,6 +37,9 @@ def state_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "state"
     monkeypatch.setenv("HABITUS_HOME", str(home))
     monkeypatch.delenv("HABITUS_DEBUG", raising=False)
+    # Hook processes work in process: a warm worker per temporary root would outlive its test
+    # (tests/test_worker.py turns it on where it is the subject).
+    monkeypatch.setenv("HABITUS_WORKER", "0")
     # `habitus hooks install` writes harness settings under these: never the real user's files
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))

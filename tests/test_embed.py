@@ -168,3 +168,35 @@ def test_importing_the_package_stays_light() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_a_loaded_model_is_verified_again_when_its_files_change(tmp_path: Path) -> None:
+    """A long-lived process (the warm worker) must not keep using a model whose files were swapped."""
+    import dataclasses
+
+    from habitus.embed import engine
+    from habitus.state.root import StateRoot
+
+    folder = tmp_path / "model"
+    shutil.copytree(registry.default_folder(), folder)
+    spec = registry.default_spec()
+    moved = {f.path: folder / f.path.relative_to(spec.folder) for f in spec.files}
+    spec = dataclasses.replace(
+        spec,
+        folder=folder,
+        onnx=moved[spec.onnx],
+        tokenizer=moved[spec.tokenizer],
+        files=tuple(dataclasses.replace(f, path=moved[f.path]) for f in spec.files),
+    )
+    root = StateRoot(tmp_path / "state")
+    first = engine.get(root, spec)
+    assert engine.get(root, spec) is first
+    onnx = spec.onnx.read_bytes()
+    spec.onnx.unlink()
+    spec.onnx.write_bytes(onnx[:-1] + bytes([onnx[-1] ^ 1]))  # another file, one bit changed
+    with pytest.raises(HabitusError) as caught:
+        engine.get(root, spec)
+    assert caught.value.code == "checksum_mismatch"
+    spec.onnx.unlink()
+    spec.onnx.write_bytes(onnx)
+    assert engine.get(root, spec) is not first  # verified and loaded again

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
 from pathlib import Path
 
@@ -57,7 +58,8 @@ def test_print_names_the_installed_program_for_every_planned_event(harness: str,
     seen = set()
     for event, groups in snippet["hooks"].items():
         for handler in (h for g in groups for h in g["hooks"]):
-            words = handler["command"].split()
+            guard, words = shlex.split(handler["command"])[:3], shlex.split(handler["command"])[3:]
+            assert guard == ["sh", "-c", hooks.GUARD]  # survives a moved habitus (tests/test_hook_guard.py)
             assert words[0] == str(BIN / "habitus") and os.path.isabs(words[0])  # the installed executable
             assert words[-2:] == ["--harness", harness] and hooks.is_ours(handler)
             assert handler["type"] == "command" and handler["timeout"] >= (1000 if harness == "gemini" else 1)

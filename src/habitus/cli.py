@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from habitus import __version__
+from habitus import __version__, hookmode
 from habitus.errors import HabitusError
 
 # name -> (module[:attribute], one-line help). The help is repeated here so that `habitus --help`
@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "schedule": ("habitus.commands.schedule", "Install, check or remove the daily analyze timer."),
     "select": ("habitus.commands.select", "Choose the approved habits that apply to a prompt."),
     "status": ("habitus.commands.status", "Report the state root, versions, settings and counts."),
+    "worker": ("habitus.commands.worker", "Report on or stop the warm worker that answers hooks."),
     "verify": (
         "habitus.commands.verify",
         "Check the state root's stores, files and permissions (report only).",
@@ -76,6 +77,7 @@ class LazyGroup(click.Group):
         **extra: Any,
     ) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
+        timed = _arm_hook(argv, process=args is None)
         try:
             _refuse_undecodable(argv)
             result = super().main(argv, prog_name or "habitus", complete_var, standalone_mode=False, **extra)
@@ -85,6 +87,8 @@ class LazyGroup(click.Group):
                 raise
             code = _fail(exc, argv)
         finally:
+            if timed:
+                hookmode.disarm()
             guard = sys.modules.get("habitus.state.guard")
             if guard is not None:
                 guard.release_all()  # the command is over: let a waiting restore proceed
@@ -129,19 +133,47 @@ def _as_error(exc: BaseException) -> HabitusError:
     )
 
 
+def _hook_call(argv: list[str]) -> tuple[str, str] | None:
+    """(command, harness) when argv is a hook call (`--harness` given, and not `habitus hooks ...`,
+    where --harness names a harness to configure)."""
+    harness = _argv_value(argv, "--harness")
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if harness is None or command is None or command == "hooks":
+        return None
+    return command, harness
+
+
+def _arm_hook(argv: list[str], *, process: bool) -> bool:
+    """Start hook mode (habitus.hookmode) unless the caller, the worker, already has. The clock runs
+    only when this is the process's own command line, not a call hosted by a test runner."""
+    call = _hook_call(argv)
+    if call is None or hookmode.armed():
+        return False
+    root = _argv_value(argv, "--root")
+    try:
+        from habitus.state.root import resolve
+
+        settings = hookmode.read_settings(resolve(root))
+    except HabitusError:
+        settings = hookmode.Settings()
+    deadline = hookmode.STARTED + settings.budget_ms / 1000
+    hookmode.arm(deadline, settings, command=call[0], harness=call[1], root=root, clock=process, hard=process)
+    return True
+
+
 def _fail(exc: BaseException, argv: list[str]) -> int:
     from habitus import io
 
+    hookmode.disarm()  # reporting must not be cut short by the clock it reports
     error = _as_error(exc)
     if os.environ.get("HABITUS_DEBUG") and not isinstance(exc, HabitusError):
         import traceback
 
         traceback.print_exception(exc, file=sys.stderr)
-    harness = _argv_value(argv, "--harness")
-    if harness is not None and next((a for a in argv if not a.startswith("-")), None) != "hooks":
+    call = _hook_call(argv)
+    if call is not None:
         # Hook mode: a harness reads exit 2 as "block", so every failure is silent and logged.
-        # (`habitus hooks ... --harness` names a harness to configure; it is not a hook.)
-        _log_hook_failure(error, argv, harness)
+        _log_hook_failure(error, argv, call[1])
         return 0
     io.emit_error(error)
     return error.exit

@@ -76,6 +76,7 @@ CODES: dict[str, tuple[Exit, str]] = {
         "a project memory store you did not create here (or changed since) is not read until `memory trust`",
     ),
     "state_locked": (Exit.BUSY, "another process holds the lock; retry or raise --wait"),
+    "deadline": (Exit.BUSY, "hook mode: the hook's time budget (hooks.budget_ms) ran out"),
     "interrupted": (Exit.INTERRUPTED, "interrupted by a signal"),
 }
 

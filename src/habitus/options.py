@@ -24,13 +24,18 @@ def state_options(f: F) -> F:
     """--root and --wait: which state root, and how long to wait for a busy lock.
 
     Also the one place every command passes before it touches state: `guard.enter` recovers an
-    interrupted restore and takes the shared state lock (see habitus.state.guard).
+    interrupted restore and takes the shared state lock (see habitus.state.guard). In hook mode
+    (a `harness` argument) the wait is capped at hooks.lock_wait_ms (habitus.hookmode).
     """
 
     command = f
 
     @functools.wraps(command)
     def guarded(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("harness") is not None and "wait" in kwargs:
+            from habitus import hookmode
+
+            kwargs["wait"] = hookmode.lock_wait(kwargs["wait"])  # a hook never waits out a held lock
         root = kwargs.get("root")
         if isinstance(root, StateRoot):
             from habitus.state import guard

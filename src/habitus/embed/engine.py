@@ -8,6 +8,7 @@ This module imports numpy, onnxruntime and tokenizers: import it only where embe
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,9 @@ from habitus.errors import HabitusError
 from habitus.state.root import StateRoot
 
 BATCH_SIZE = 32
+MEMO_SIZE = 4096  # remembered vectors per model (1.5 KiB each at 384 dimensions)
 PROBE = "When a test fails, read the error before changing code."
-_LOADED: dict[tuple[str, str, int], Embedder] = {}
+_LOADED: dict[tuple[str, str, int], tuple[Embedder, tuple[tuple[int, int, int, int], ...] | None]] = {}
 
 
 class Embedder:
@@ -37,17 +39,33 @@ class Embedder:
         )
         self._inputs = {i.name for i in self._session.get_inputs()}
         self.dims = spec.dims
+        self._memo: dict[str, np.ndarray] = {}
 
     def embed(self, texts: Sequence[str], *, batch_size: int = BATCH_SIZE) -> np.ndarray:
         """Embed `embedding_input(t)` for each text; rows are in input order and L2-normalised."""
         if isinstance(texts, str):
             raise TypeError("embed() takes a list of strings, not a string")
-        ids = [self._tokenizer.encode(embedding_input(t)).ids for t in texts]
-        out = np.zeros((len(ids), self.dims), dtype=np.float32)
-        order = sorted(range(len(ids)), key=lambda i: (len(ids[i]), i))
-        for start in range(0, len(order), max(1, batch_size)):
-            chosen = order[start : start + batch_size]
-            out[chosen] = self._run([ids[i] for i in chosen])
+        inputs = [embedding_input(t) for t in texts]
+        out = np.zeros((len(inputs), self.dims), dtype=np.float32)
+        # Each distinct text is run once, and a text seen before (a habit's condition, in a warm
+        # worker) not at all: the model is deterministic, so its vector is remembered (bounded).
+        todo = list(dict.fromkeys(i for i in inputs if i not in self._memo))
+        if todo:
+            ids = [self._tokenizer.encode(i).ids for i in todo]
+            fresh = np.zeros((len(ids), self.dims), dtype=np.float32)
+            order = sorted(range(len(ids)), key=lambda i: (len(ids[i]), i))
+            for start in range(0, len(order), max(1, batch_size)):
+                chosen = order[start : start + batch_size]
+                fresh[chosen] = self._run([ids[i] for i in chosen])
+            found = dict(zip(todo, fresh, strict=True))
+            if len(todo) <= MEMO_SIZE // 4:  # a bulk run (memory index-vectors) is not remembered
+                if len(self._memo) + len(todo) > MEMO_SIZE:
+                    self._memo.clear()
+                self._memo.update(found)
+        else:
+            found = {}
+        for row, text in enumerate(inputs):
+            out[row] = found[text] if text in found else self._memo[text]
         return out
 
     def _run(self, batch: list[list[int]]) -> np.ndarray:
@@ -112,14 +130,25 @@ def _open(onnx: Path, tokenizer_path: Path, max_tokens: int, threads: int) -> tu
 
 
 def get(root: StateRoot, spec: ModelSpec, *, threads: int = 1) -> Embedder:
-    """The process-wide embedder for spec, verifying its files the first time."""
+    """The process-wide embedder for spec, verifying its files the first time, and again whenever one of
+    them is no longer the same file (a long-lived process, the warm worker, outlives a model's files)."""
     key = (spec.model_id, str(spec.folder), threads)
-    embedder = _LOADED.get(key)
-    if embedder is None:
+    identity = _identity(spec)
+    loaded = _LOADED.get(key)
+    if loaded is None or identity is None or loaded[1] != identity:
+        _LOADED.pop(key, None)
         verify(root, spec.files, label=spec.name)
-        embedder = Embedder(spec, threads=threads)
-        _LOADED[key] = embedder
-    return embedder
+        loaded = (Embedder(spec, threads=threads), identity)
+        _LOADED[key] = loaded
+    return loaded[0]
+
+
+def _identity(spec: ModelSpec) -> tuple[tuple[int, int, int, int], ...] | None:
+    try:
+        stats = [os.stat(f.path) for f in spec.files]
+    except OSError:
+        return None  # verify() says what is missing
+    return tuple((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) for st in stats)
 
 
 def probe_dims(onnx: Path, tokenizer: Path, max_tokens: int) -> int:

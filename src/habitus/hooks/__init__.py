@@ -86,11 +86,24 @@ NOTES = {
 _TAILS = {(*args, "--harness", harness) for harness in HARNESSES for args in TIMEOUTS}
 
 
+# The installed command runs habitus through this guard, so that a moved or uninstalled habitus never
+# breaks the agent: $0 is the program written at install time; when it is gone, the habitus on PATH
+# runs instead; when there is none, a one-line note goes to stderr and the hook exits 0. An exit of 126
+# or more (not executable, not found, killed) becomes 0 too: Gemini CLI reads exit 127 on BeforeAgent
+# as "deny" and drops the prompt. The text never changes with the arguments, so a re-install writes the
+# same command (Codex trusts a hook by a hash of its command).
+GUARD = (  # short: Claude Code quotes the whole command to the model with a Stop blocker's reason
+    'p="$0";[ -x "$p" ]||{ p=$(command -v habitus)||{ echo "habitus: $0 is missing; hook skipped" >&2;'
+    'exit 0;};[ "$1" = -m ]&&shift 2;};"$p" "$@";s=$?;[ $s -lt 126 ]||s=0;exit $s'
+)
+
+
 def command_line(program: list[str], args: tuple[str, ...], harness: str, root: str | None) -> str:
+    """The hook's command: `sh -c GUARD PROGRAM ARGS... --harness NAME [--root DIR]`."""
     words = [*program, *args, "--harness", harness]
     if root is not None:
         words[len(program) + len(args) : len(program) + len(args)] = ["--root", root]
-    return " ".join(shlex.quote(w) for w in words)
+    return " ".join(shlex.quote(w) for w in ["sh", "-c", GUARD, *words])
 
 
 def entry(
@@ -121,6 +134,8 @@ def is_ours(handler: Any) -> bool:
         words = shlex.split(handler["command"])
     except ValueError:
         return False
+    if len(words) >= 4 and os.path.basename(words[0]) == "sh" and words[1] == "-c":
+        words = words[3:]  # the guard (any version of it) around the habitus command
     if len(words) >= 3 and words[1:3] == ["-m", "habitus"]:
         words = words[2:]
     if not words or os.path.basename(words[0]) != "habitus":

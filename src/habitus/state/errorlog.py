@@ -2,24 +2,28 @@
 
 Bounded: past MAX_BYTES the file is rotated to errors.jsonl.1 (one old generation is kept).
 Entries carry the error code and message only: never the request, a prompt or a secret.
+
+Appending takes no lock and never waits: the failure being logged may be a held lock (a restore, a
+long analyze), and the hook must still leave at once. One `O_APPEND` write per entry keeps concurrent
+hooks' lines whole.
 """
 
 from __future__ import annotations
 
 import os
+import time
 
 import orjson
 
 from habitus.errors import HabitusError
 from habitus.state import files
-from habitus.state.db import utc_now
 from habitus.state.root import StateRoot
 
 MAX_BYTES = 256 * 1024
 
 
 def append(root: StateRoot, error: HabitusError, *, command: str, harness: str | None) -> None:
-    root.ensure()
+    files.ensure_dir(root.path)  # not root.ensure(): that joins the state lock, which may be what failed
     path = root.errors
     try:
         if path.stat().st_size > MAX_BYTES:
@@ -27,7 +31,7 @@ def append(root: StateRoot, error: HabitusError, *, command: str, harness: str |
     except FileNotFoundError:
         pass
     entry = {
-        "at": utc_now(),
+        "at": _utc_now(),
         "command": command,
         "harness": harness,
         "code": error.code,
@@ -49,3 +53,9 @@ def count(root: StateRoot) -> int:
         return 0
     with os.fdopen(fd, "rb") as handle:
         return sum(1 for line in handle if line.strip())
+
+
+def _utc_now() -> str:
+    """ISO-8601 UTC with milliseconds (as habitus.state.db.utc_now, without importing sqlite3)."""
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"

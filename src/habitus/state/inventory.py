@@ -123,6 +123,7 @@ EXCLUDED: tuple[Excluded, ...] = (
         "memory-trust.json",
         "which project memory stores of this machine you trust; trust them again with `habitus memory trust`",
     ),
+    Excluded("worker.sock", "the warm worker's socket while it runs (habitus worker status)"),
     Excluded(".restore", "a restore's journal and staging area while it runs"),
 )
 

@@ -257,6 +257,37 @@ SETTINGS: tuple[Setting, ...] = (
         minimum=0,
         maximum=168,
     ),
+    # hook mode and the warm worker (read by habitus.hookmode with tomllib alone, before click loads)
+    Setting(
+        "hooks.budget_ms",
+        int,
+        10_000,
+        "Total time a hook call may take; past it the hook exits 0, injects nothing and logs why.",
+        minimum=100,
+        maximum=600_000,
+    ),
+    Setting(
+        "hooks.lock_wait_ms",
+        int,
+        200,
+        "Longest wait for any lock in hook mode (a held lock is logged, never waited out).",
+        minimum=0,
+        maximum=5_000,
+    ),
+    Setting(
+        "worker.enabled",
+        bool,
+        True,
+        "Answer hook calls from a warm per-root worker (false: every hook works in its own process).",
+    ),
+    Setting(
+        "worker.idle_minutes",
+        int,
+        10,
+        "Minutes without a request after which the warm worker exits.",
+        minimum=1,
+        maximum=1_440,
+    ),
     # language models: [models.NAME]
     Setting(
         "models.*.kind",

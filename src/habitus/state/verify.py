@@ -174,6 +174,8 @@ def _check_tree(root: Path, issues: Issues) -> None:
                 st = os.lstat(path)
             except FileNotFoundError:
                 continue  # removed while we walked (a concurrent command)
+            if folder == str(root) and name == "worker.sock" and stat.S_ISSOCK(st.st_mode):
+                st = os.stat_result((stat.S_IFREG | stat.S_IMODE(st.st_mode), *st[1:]))  # as a file
             _check_mode(path, st, uid, issues)
 
 

@@ -34,9 +34,7 @@ line without its newline (the agent is still writing it) is left for the next re
 from __future__ import annotations
 
 import codecs
-import os
 import re
-import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any

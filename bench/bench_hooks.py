@@ -1,0 +1,196 @@
+"""Hook latency, cold and warm, on a root with 100 approved habits and 10,000 memories (Claude Code events).
+
+- each hook alone (`memory index` at SessionStart, `select` and `advise` at UserPromptSubmit, `capture`
+  and `advise` at Stop) as a process: cold (`HABITUS_WORKER=0`, every call loads everything itself, as
+  before the worker) and warm (answered by a ready worker);
+- a whole turn as Claude Code runs it: the hooks of one event in parallel, UserPromptSubmit then Stop;
+  warm, and cold (no worker running: the first turn, which also starts the worker);
+- the ratios cold/warm in the notes. The lead re-measures on an idle machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from harness import HABITUS, REPO, Row, median_ms, temp_root
+
+sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(REPO / "tests"))
+
+HABITS = 100
+MEMORIES = 10_000
+PROMPTS = [
+    "write the commit message for the staged diff",
+    "delete the tmp/ directory and the old build artifacts",
+    "what's the difference between a mutex and a semaphore?",
+    "review PR #412 and then open one for my branch",
+]
+
+
+def _seed(root: Path) -> Path:
+    import bench_memory
+    import bench_select
+
+    from habitus.state import config
+    from habitus.state.root import StateRoot
+
+    bench_select._seed(str(root), HABITS)
+    bench_memory.load(root, bench_memory.corpus(MEMORIES))
+    for key in ("capture.enabled", "advise.enabled"):
+        config.set_value(StateRoot(root), key, True, wait=30)
+    transcript = root.parent / "session.jsonl"
+    lines = [
+        {"type": "user", "sessionId": "b", "uuid": "u1", "message": {"role": "user", "content": PROMPTS[0]}},
+        {
+            "type": "assistant",
+            "sessionId": "b",
+            "uuid": "a1",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "Committed with a message naming the change."}],
+                "stop_reason": "end_turn",
+            },
+        },
+    ]
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return transcript
+
+
+def _events(transcript: Path, n: int) -> dict[str, dict[str, object]]:
+    base = {"session_id": "b", "transcript_path": str(transcript), "cwd": str(transcript.parent)}
+    return {
+        "SessionStart": {**base, "hook_event_name": "SessionStart", "source": "startup"},
+        "UserPromptSubmit": {
+            **base,
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": PROMPTS[n % len(PROMPTS)],
+        },
+        "Stop": {**base, "hook_event_name": "Stop", "stop_hook_active": False},
+    }
+
+
+HOOKS = [
+    ("memory index", "SessionStart"),
+    ("select", "UserPromptSubmit"),
+    ("advise", "UserPromptSubmit"),
+    ("capture", "Stop"),
+    ("advise", "Stop"),
+]
+
+
+def _start(args: str, event: dict[str, object], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(
+        [HABITUS, *args.split(), "--harness", "claude-code"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert process.stdin is not None
+    process.stdin.write(json.dumps(event).encode())
+    process.stdin.close()
+    process.stdin = None
+    return process
+
+
+def _finish(process: subprocess.Popen[bytes]) -> None:
+    process.communicate(timeout=120)
+    if process.returncode != 0:
+        raise RuntimeError(f"hook exited {process.returncode}")
+
+
+def _one(args: str, event: dict[str, object], env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    _finish(_start(args, event, env))
+    return time.perf_counter() - started
+
+
+def _turn(transcript: Path, n: int, env: dict[str, str]) -> float:
+    """UserPromptSubmit's hooks in parallel, then Stop's: what a turn waits for."""
+    events = _events(transcript, n)
+    started = time.perf_counter()
+    for name in ("UserPromptSubmit", "Stop"):
+        _ = [_finish(p) for p in [_start(a, events[e], env) for a, e in HOOKS if e == name]]
+    return time.perf_counter() - started
+
+
+def _worker(root: Path, op: str) -> dict[str, object]:
+    done = subprocess.run(
+        [HABITUS, "worker", op, "--root", str(root)], capture_output=True, check=True, env=_env(root, True)
+    )
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def _ready(root: Path, transcript: Path) -> None:
+    _one("memory index", _events(transcript, 0)["SessionStart"], _env(root, True))
+    for _ in range(600):
+        found = _worker(root, "status")
+        if found["running"] and found["ready"]:
+            return
+        time.sleep(0.1)
+    raise RuntimeError("the worker did not become ready")
+
+
+def _env(root: Path, worker: bool) -> dict[str, str]:
+    return {**os.environ, "HABITUS_HOME": str(root), "HABITUS_WORKER": "1" if worker else "0"}
+
+
+def run(runs: int) -> list[Row]:
+    from harness import time_command
+
+    python = median_ms(time_command([sys.executable, "-c", "pass"], runs=runs))
+    rows: list[Row] = [Row("python3 -c pass (baseline: the load of this run)", python, runs)]
+    with temp_root() as base:
+        root = base / "root"
+        root.mkdir(mode=0o700)
+        transcript = _seed(root)
+        try:
+            cold = {k: [] for k in HOOKS}  # type: dict[tuple[str, str], list[float]]
+            warm = {k: [] for k in HOOKS}  # type: dict[tuple[str, str], list[float]]
+            for n in range(runs + 1):
+                for key in HOOKS:
+                    event = _events(transcript, n)[key[1]]
+                    sample = _one(key[0], event, _env(root, False))
+                    if n:
+                        cold[key].append(sample)
+            _ready(root, transcript)
+            for n in range(runs + 1):
+                for key in HOOKS:
+                    sample = _one(key[0], _events(transcript, n)[key[1]], _env(root, True))
+                    if n:
+                        warm[key].append(sample)
+            warm_turns = [_turn(transcript, n, _env(root, True)) for n in range(runs)]
+            cold_turns = []
+            for n in range(max(3, runs // 3)):
+                _worker(root, "stop")
+                cold_turns.append(_turn(transcript, n, _env(root, True)))
+        finally:
+            _worker(root, "stop")
+        if (root / "errors.jsonl").exists():
+            raise RuntimeError(f"a hook failed: {(root / 'errors.jsonl').read_text()[-500:]}")
+    for key in HOOKS:
+        label = f"{key[0]} at {key[1]}"
+        c, w = median_ms(cold[key]), median_ms(warm[key])
+        rows.append(Row(f"{label}, cold (no worker)", c, runs))
+        target = "<= 50 ms" if key[0] == "select" else ""
+        ok = (w <= 50) if key[0] == "select" else None
+        note = f"{c / w:.1f}x faster than cold; {w / python:.1f}x python3 -c pass"
+        rows.append(Row(f"{label}, warm worker", w, runs, target, ok, note))
+    wt, ct = median_ms(warm_turns), median_ms(cold_turns)
+    rows.append(Row("turn (UserPromptSubmit + Stop), warm worker", wt, runs, "<= 150 ms", wt <= 150))
+    rows.append(
+        Row(
+            "turn, cold (first turn: starts the worker)",
+            ct,
+            len(cold_turns),
+            "<= 1000 ms",
+            ct <= 1000,
+            f"{ct / wt:.1f}x the warm turn; {HABITS} habits, {MEMORIES:,} memories",
+        )
+    )
+    return rows

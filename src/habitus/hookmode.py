@@ -1,0 +1,181 @@
+"""Hook mode's hard deadline: a hook never keeps the agent waiting.
+
+A hook call (`--harness NAME`) has a total budget (`hooks.budget_ms`, from the start of the process or,
+in the worker, from the client's start) and waits at most `hooks.lock_wait_ms` for any lock. When the
+budget runs out a SIGALRM raises `deadline` in the main thread, which `cli` logs to errors.jsonl before
+it exits 0 with no output. A call stuck inside C code (where a signal cannot raise) is ended by a
+watchdog thread shortly after: it logs the same entry and leaves with `os._exit(0)`, which the state is
+built to survive like any kill.
+
+Standard library only, and little of it at import time: the thin worker client imports this first.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (8 ms of a hook's start)
+if TYPE_CHECKING:  # signal and threading are imported by arm(): the worker client needs neither
+    import threading
+    from typing import Any
+
+STARTED = time.monotonic()  # the launcher imports this module first: close to the process's start
+
+DEFAULT_BUDGET_MS = 10_000
+DEFAULT_LOCK_WAIT_MS = 200
+DEFAULT_IDLE_MINUTES = 10
+GRACE_S = 0.5  # after the soft deadline, before the watchdog ends a process stuck in C code
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
+class Settings:
+    """The [hooks] and [worker] settings a hook needs before anything else is loaded."""
+
+    def __init__(self, table: dict[str, Any] | None = None) -> None:
+        table = table or {}
+        hooks = table.get("hooks") if isinstance(table.get("hooks"), dict) else {}
+        worker = table.get("worker") if isinstance(table.get("worker"), dict) else {}
+        self.budget_ms = _int(hooks.get("budget_ms"), DEFAULT_BUDGET_MS, 100, 600_000)
+        self.lock_wait_ms = _int(hooks.get("lock_wait_ms"), DEFAULT_LOCK_WAIT_MS, 0, 5_000)
+        self.worker = worker.get("enabled", True) is not False
+        self.idle_minutes = _int(worker.get("idle_minutes"), DEFAULT_IDLE_MINUTES, 1, 1_440)
+
+
+def _int(value: Any, default: int, low: int, high: int) -> int:
+    # An invalid value here falls back to the default; `config` itself refuses the file (config_invalid).
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        return default
+    return value
+
+
+def read_settings(root: str | os.PathLike[str]) -> Settings:
+    """[hooks] and [worker] of <root>/config.toml, read with tomllib alone (defaults on any doubt)."""
+    try:
+        fd = os.open(
+            os.path.join(root, "config.toml"), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+        )
+    except OSError:
+        return Settings()
+    try:
+        data = os.read(fd, MAX_CONFIG_BYTES + 1)
+    except OSError:
+        return Settings()
+    finally:
+        os.close(fd)
+    if len(data) > MAX_CONFIG_BYTES:
+        return Settings()
+    import tomllib
+
+    try:
+        return Settings(tomllib.loads(data.decode("utf-8")))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return Settings()
+
+
+# -- the deadline of this hook call --------------------------------------------------------------
+
+_lock_wait_s: float | None = None  # set while a hook call is armed: the cap on every lock wait
+_watchdog: threading.Timer | None = None
+_armed_for: tuple[str, str | None, str | None] | None = None  # (command, harness, root) to log under
+_ticking = False  # an ITIMER_REAL of ours is set
+
+
+def lock_wait(wait: float) -> float:
+    """The lock wait to use: `wait`, capped in hook mode."""
+    return wait if _lock_wait_s is None else min(wait, _lock_wait_s)
+
+
+def remaining(deadline: float) -> float:
+    return deadline - time.monotonic()
+
+
+def arm(
+    deadline: float,
+    settings: Settings,
+    *,
+    command: str,
+    harness: str | None,
+    root: str | None,
+    clock: bool = True,
+    hard: bool = False,
+) -> None:
+    """Start one hook call: cap its lock waits; with `clock`, SIGALRM at `deadline` (monotonic; main
+    thread only); with `hard`, a watchdog that ends the process GRACE_S later. Without `clock` (a call
+    inside a host process, such as a test's CliRunner) only the lock waits are capped."""
+    global _lock_wait_s, _watchdog, _armed_for, _ticking
+    import signal
+    import threading
+
+    disarm()
+    _lock_wait_s = settings.lock_wait_ms / 1000
+    _armed_for = (command, harness, root)
+    if not clock:
+        return
+    left = max(0.001, remaining(deadline))
+    signal.signal(signal.SIGALRM, _expired)
+    signal.setitimer(signal.ITIMER_REAL, left)
+    _ticking = True
+    if hard:
+        _watchdog = threading.Timer(left + GRACE_S, _stuck)
+        _watchdog.daemon = True
+        _watchdog.start()
+
+
+def disarm() -> None:
+    """Stop the clock (the call ended, or is being reported). Safe to call any number of times."""
+    global _lock_wait_s, _watchdog, _ticking
+    if _ticking:
+        import signal
+
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        _ticking = False
+    if _watchdog is not None:
+        _watchdog.cancel()
+        _watchdog = None
+    _lock_wait_s = None
+
+
+def _deadline_error(detail: str) -> Exception:
+    from habitus.errors import HabitusError
+
+    return HabitusError(
+        "deadline",
+        f"the hook's time budget ran out ({detail}); it exited 0 and injected nothing",
+        hint="raise hooks.budget_ms, or look for a long-held lock or a slow model",
+    )
+
+
+def _expired(signum: int, frame: Any) -> None:
+    import signal
+
+    # Again every 50 ms until disarmed, in case a broad `except Exception` swallowed this one.
+    signal.setitimer(signal.ITIMER_REAL, 0.05)
+    raise _deadline_error("hooks.budget_ms")
+
+
+def armed() -> bool:
+    return _lock_wait_s is not None
+
+
+def _stuck() -> None:
+    """The watchdog: the main thread did not come back from C code after the deadline."""
+    try:
+        log(_deadline_error("stuck past hooks.budget_ms"))
+    finally:
+        os._exit(0)
+
+
+def log(error: Exception) -> None:
+    """Append a hook failure to errors.jsonl under the armed call's names; never raises, takes no lock."""
+    command, harness, root = _armed_for or ("habitus", None, None)
+    try:
+        from habitus.errors import HabitusError
+        from habitus.state import errorlog
+        from habitus.state.root import StateRoot
+
+        if not isinstance(error, HabitusError):
+            error = HabitusError("failed", f"internal error ({type(error).__name__})")
+        errorlog.append(StateRoot.at(root), error, command=command, harness=harness)
+    except Exception:
+        pass  # nowhere left to report; stay silent as the hook protocol requires

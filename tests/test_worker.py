@@ -1,0 +1,310 @@
+"""The warm worker: hook calls answered by one process per state root, and every way of failing to reach it
+falling back to the same answer worked out in the hook's own process.
+
+All real: the console script as the harness runs it, the detached worker it starts, its Unix socket,
+kill -9, a real backup and restore, real locks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import BIN, run
+from obs_helpers import payloads
+from worker_helpers import (
+    EVENT,
+    FACT,
+    HABIT,
+    env_for,
+    gone,
+    hook,
+    prepare,
+    status,
+    stopped_after,
+    wait_ready,
+)
+
+
+def in_process(root: Path, args: list[str], event: dict[str, object]) -> bytes:
+    done = hook(args, event, env_for(root, worker=False))
+    assert done.returncode == 0 and done.stderr == b"", done.stderr
+    return done.stdout
+
+
+def test_the_warm_worker_answers_every_hook_exactly_as_the_hook_process_would(state_root: Path) -> None:
+    prepare(state_root)
+    start = {"hook_event_name": "SessionStart", "session_id": "w-1", "source": "startup"}
+    expected = {
+        "select": in_process(state_root, ["select"], EVENT),
+        "index": in_process(state_root, ["memory", "index"], start),
+        "advise": in_process(state_root, ["advise"], EVENT),
+    }
+    assert HABIT["behavior"].encode() in expected["select"] and FACT.encode() in expected["index"]
+    with stopped_after(state_root):
+        before = wait_ready(state_root)["served"]
+        env = env_for(state_root)
+        for _ in range(2):
+            assert hook(["select"], EVENT, env).stdout == expected["select"]
+            assert hook(["memory", "index"], start, env).stdout == expected["index"]
+            assert hook(["advise"], EVENT, env).stdout == expected["advise"]
+        stop = {"hook_event_name": "Stop", "session_id": "w-1", "last_assistant_message": "Done."}
+        stop["transcript_path"] = None  # type: ignore[assignment]
+        capture = hook(["capture"], {**EVENT, **stop, "prompt": "use tabs"}, env)
+        assert capture.returncode == 0 and capture.stdout == b""
+        after = status(state_root)
+        assert after["served"] - before == 7  # each call above was the worker's
+        assert after["ready"] and after["code"].startswith("0.")
+    assert not (state_root / "errors.jsonl").exists()
+    assert not (state_root / "worker.sock").exists()  # stop removes its socket
+
+
+def test_status_and_stop_follow_the_json_contract(state_root: Path) -> None:
+    done = run(["worker", "status"])
+    assert done.exit == 0 and done.result["running"] is False and done.result["pid"] is None
+    assert done.result["socket"] == str(state_root / "worker.sock") and done.result["enabled"] is True
+    stop = run(["worker", "stop"])
+    assert stop.exit == 0 and stop.result == {
+        "v": 1,
+        "root": str(state_root),
+        "socket": str(state_root / "worker.sock"),
+        "stopped": False,
+        "pid": None,
+    }
+    prepare(state_root)
+    with stopped_after(state_root):
+        pid = wait_ready(state_root)["pid"]
+        mode = os.lstat(state_root / "worker.sock").st_mode
+        assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600
+        stopped = run(["worker", "stop"])
+        assert stopped.result["stopped"] is True and stopped.result["pid"] == pid
+        assert gone(pid)
+        assert run(["verify"]).exit == 0  # the socket is a known name of the root
+
+
+def test_kill_9_mid_request_falls_back_to_the_same_result(state_root: Path) -> None:
+    """The worker is killed while it waits on a held observations lock inside a capture; the hook then
+    captures in its own process: exactly one observation, the same as without a worker."""
+    import fasteners
+
+    prepare(state_root)
+    run(["config", "set", "hooks.lock_wait_ms", "4000"])
+    event = {"hook_event_name": "Stop", "session_id": "k-1", "last_assistant_message": "Tabs it is."}
+    transcript = state_root.parent / "k.jsonl"
+    from advise_helpers import Transcript
+
+    log = Transcript(transcript, session="k-1")
+    log.prompt("use tabs in the makefile")
+    log.say("Tabs it is.")
+    event["transcript_path"] = str(transcript)  # type: ignore[assignment]
+    with stopped_after(state_root):
+        pid = wait_ready(state_root)["pid"]
+        lock = fasteners.InterProcessLock(str(state_root / "locks" / "observations.lock"))
+        assert lock.acquire(blocking=True, timeout=5)
+        client = subprocess.Popen(
+            [str(BIN / "habitus"), "capture", "--harness", "claude-code"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env_for(state_root),
+        )
+        assert client.stdin is not None
+        client.stdin.write(json.dumps(event).encode())
+        client.stdin.close()
+        client.stdin = None
+        time.sleep(1.0)  # the worker has taken the call and waits for the lock
+        os.kill(pid, signal.SIGKILL)
+        assert gone(pid)
+        lock.release()
+        out, err = client.communicate(timeout=60)
+        assert client.returncode == 0 and out == b"" and err == b""
+    assert [(p["user"], p["assistant"]) for p in payloads(state_root)] == [
+        ("use tabs in the makefile", "Tabs it is.")
+    ]
+
+
+def test_a_stale_socket_is_replaced_and_the_answer_is_the_same(state_root: Path) -> None:
+    prepare(state_root)
+    expected = in_process(state_root, ["select"], EVENT)
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(state_root / "worker.sock"))
+    os.chmod(state_root / "worker.sock", 0o600)
+    stale.close()  # the file stays, nobody listens: a worker that died without cleaning up
+    with stopped_after(state_root):
+        assert hook(["select"], EVENT, env_for(state_root)).stdout == expected
+        wait_ready(state_root)
+        assert hook(["select"], EVENT, env_for(state_root)).stdout == expected
+        assert status(state_root)["served"] >= 1
+
+
+def test_concurrent_clients_each_get_their_own_answer(state_root: Path) -> None:
+    prepare(state_root)
+    other = {**EVENT, "prompt": "what is a mutex?"}
+    expected = {
+        True: in_process(state_root, ["select"], EVENT),
+        False: in_process(state_root, ["select"], other),
+    }
+    assert expected[True] and expected[False] == b""
+    answers: list[tuple[bool, bytes, int]] = []
+    with stopped_after(state_root):
+        before = wait_ready(state_root)["served"]
+
+        def one(n: int) -> None:
+            done = hook(["select"], EVENT if n % 2 else other, env_for(state_root))
+            answers.append((bool(n % 2), done.stdout, done.returncode))
+
+        threads = [threading.Thread(target=one, args=(n,)) for n in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(TIMEOUT_S)
+        assert len(answers) == 8
+        assert all(code == 0 and out == expected[kind] for kind, out, code in answers)
+        assert status(state_root)["served"] > before
+
+
+TIMEOUT_S = 120
+
+
+def test_another_version_makes_the_worker_leave_and_the_hook_work_in_process(state_root: Path) -> None:
+    from habitus.worker import PROTOCOL, socket_path
+    from habitus.worker.client import ask
+
+    prepare(state_root)
+    expected = in_process(state_root, ["select"], EVENT)
+    with stopped_after(state_root):
+        pid = wait_ready(state_root)["pid"]
+        request = {"op": "run", "protocol": PROTOCOL, "code": "9.9.9:/elsewhere", "argv": ["select"]}
+        header, body = ask(socket_path(str(state_root)), request, b"", timeout=10)
+        assert header == {"status": "mismatch"} and body == b""
+        assert gone(pid)  # the old worker left
+        assert (
+            hook(["select"], EVENT, env_for(state_root)).stdout == expected
+        )  # in process, and a new one starts
+        assert wait_ready(state_root)["pid"] != pid
+
+
+def test_a_restore_while_the_worker_runs_is_seen_by_the_next_hook(state_root: Path, tmp_path: Path) -> None:
+    prepare(state_root)
+    start = {"hook_event_name": "SessionStart", "session_id": "r-1", "source": "startup"}
+    backup = tmp_path / "backup"
+    assert run(["backup", "--out", str(backup)]).exit == 0
+    with stopped_after(state_root):
+        wait_ready(state_root)
+        later = "Deploys need a green canary first."
+        assert run(["memory", "retain", later, "--kind", "fact"]).exit == 0
+        warm = hook(["memory", "index"], start, env_for(state_root)).stdout
+        assert later.encode() in warm
+        served = status(state_root)["served"]
+        restored = run(["restore", str(backup), "--wait", "2"])
+        assert restored.exit == 0, restored.stderr  # an idle worker holds no lock a restore waits for
+        after = hook(["memory", "index"], start, env_for(state_root)).stdout
+        assert status(state_root)["served"] == served + 1
+    assert later.encode() not in after and FACT.encode() in after
+    assert after == in_process(state_root, ["memory", "index"], start)
+
+
+def test_a_socket_open_to_others_is_refused(state_root: Path) -> None:
+    prepare(state_root)
+    expected = in_process(state_root, ["select"], EVENT)
+    with stopped_after(state_root):
+        served = wait_ready(state_root)["served"]
+        os.chmod(state_root / "worker.sock", 0o666)
+        assert hook(["select"], EVENT, env_for(state_root)).stdout == expected
+        assert status(state_root)["running"] is False  # status will not talk to it either
+        os.chmod(state_root / "worker.sock", 0o600)
+        assert status(state_root)["served"] == served  # the hook did not use it
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to run a client as another user")
+def test_a_client_of_another_user_is_not_served(state_root: Path) -> None:
+    from habitus.worker import PROTOCOL, code_id, dump_header, encode
+
+    prepare(state_root)
+    with stopped_after(state_root):
+        served = wait_ready(state_root)["served"]
+        # A status request the worker answers its own user (checked below), and not the other one.
+        frame = encode(dump_header({"op": "status", "protocol": PROTOCOL, "code": code_id()}), b"")
+        own = socket.socket(socket.AF_UNIX)
+        own.connect(str(state_root / "worker.sock"))
+        own.sendall(frame)
+        assert len(own.recv(100)) > 8
+        own.close()
+        # Let the other user reach the socket at all: a hard link in an open folder, the socket 0666.
+        door = Path(tempfile.mkdtemp(prefix="habitus-door-"))
+        os.chmod(door, 0o755)
+        os.link(state_root / "worker.sock", door / "w.sock")
+        os.chmod(state_root / "worker.sock", 0o666)
+        try:
+            script = (
+                "import socket, struct, sys\n"
+                "s = socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect(sys.argv[1])\n"
+                "try:\n"
+                "    s.sendall(bytes.fromhex(sys.argv[2])); print(len(s.recv(100)))\n"
+                "except (BrokenPipeError, ConnectionResetError):\n"
+                "    print(0)\n"
+            )
+            done = subprocess.run(
+                ["/usr/bin/env", "python3", "-c", script, str(door / "w.sock"), frame.hex()],
+                capture_output=True,
+                timeout=30,
+                user=65534,
+                check=False,
+            )
+        finally:
+            os.chmod(state_root / "worker.sock", 0o600)
+            shutil.rmtree(door)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == b"0"  # closed without a word
+        assert status(state_root)["served"] == served
+
+
+def test_the_client_and_the_state_root_agree_on_where_the_root_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from habitus.state.root import resolve
+    from habitus.worker.client import resolve_root
+
+    cases = [
+        ({"HABITUS_HOME": str(tmp_path / "h")}, []),
+        ({"HABITUS_HOME": ""}, ["--root", str(tmp_path / "r")]),
+        ({"HABITUS_HOME": "", "XDG_DATA_HOME": str(tmp_path / "x")}, []),
+        ({"HABITUS_HOME": "", "XDG_DATA_HOME": "relative"}, []),
+        ({"HABITUS_HOME": "rel/home"}, []),
+    ]
+    for env, argv in cases:
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        option = argv[1] if argv else None
+        assert resolve_root(["select", *argv, "--harness", "generic"]) == str(resolve(option))
+
+
+def test_the_hook_client_imports_only_the_standard_library() -> None:
+    code = (
+        "import sys; sys.argv = ['habitus', 'select', '--harness', 'generic']\n"
+        "from habitus.worker import client; client.run(sys.argv[1:])\n"
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('click', 'orjson', 'numpy', 'onnxruntime', "
+        "'tomlkit', 'json', 'socket', 'typing')]\n"
+        "print(bad)"
+    )
+    done = subprocess.run(
+        [str(BIN / "python"), "-c", code],
+        input=b"{}",
+        capture_output=True,
+        timeout=60,
+        env={**os.environ, "HABITUS_WORKER": "1"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == b"[]"
