@@ -80,7 +80,7 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         "scheme_credential": r"\b(?P<scheme>Bearer|Basic|Token|bearer|basic|BEARER|BASIC)[ \t]+"
         r"(?P<cred>[A-Za-z0-9._~+/\-]{8,}=*)",
         # a maximal run of token characters (finditer starts a match only where a run starts)
-        "candidate": rf"[{_TOKEN_CHARS.replace('=', '')}]{{20,}}={{0,3}}(?![{_TOKEN_CHARS}])",
+        "candidate": rf"[{_TOKEN_CHARS}]{{16,}}",
         "long_token": r"[^\s\"'`<>(){}\[\],;|\\]{16,}",
         "email": r"\b(?!git@)[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?"
         r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}\b",
@@ -115,7 +115,7 @@ def _provider_rules(text: str) -> tuple[str, int]:
     # Every provider token is 16+ characters with a digit or both cases: gating on such runs keeps the
     # keyword search off the bulk of ordinary code and prose (snake_case names, words, paths).
     runs = set(_patterns()["long_token"].findall(text))
-    tokens = [t for t in runs if _DIGIT.search(t) or not (t.islower() or t.isupper())]
+    tokens = [t for t in runs if len(t) >= 28 or _DIGIT.search(t) or not (t.islower() or t.isupper())]
     if not tokens:
         return text, 0
     runs_text = "\n".join(tokens)
@@ -152,30 +152,31 @@ def _hash_context(text: str, start: int) -> bool:
 
 
 def _random_tokens(text: str, candidate: re.Pattern[str]) -> tuple[str, int]:
-    """Bare high-entropy tokens (and high-entropy pieces of a path or URL)."""
+    """Bare high-entropy tokens, and high-entropy pieces of a URL or of a `name=value` run."""
     out: list[str] = []
     position = count = 0
     for match in candidate.finditer(text):
         token = match.group(0)
-        trimmed = token.rstrip(".-~")
         start = match.start()
         if "REDACTED" in token:
             continue
         if start and text[start - 1] == "\\":  # "\nMIIE...": an escape, then the token
             token, start = token[1:], start + 1
-            trimmed = token.rstrip(".-~")
+        trimmed = token.rstrip(".-~")
         if entropy.random_token(trimmed, hash_context=lambda at=start: _hash_context(text, at)):
             out += [text[position:start], "[REDACTED:high_entropy]"]
             position = start + len(trimmed)
             count += 1
             continue
-        if not token.startswith("//"):
-            continue  # only a URL's pieces: a file path's folders are not secrets
+        url = token.startswith("//")
+        inner = trimmed.rstrip("=")
+        if not url and "=" not in inner:
+            continue  # a file path's folders are not secrets; only a URL's pieces and name=value runs
         offset = start
-        for piece in re.split(r"([/.])", token):
+        for piece in _PIECES[url].split(trimmed):
             # a hex piece of a URL's path is a commit, a gist, an object id; a key travels in the query
-            hex_piece = all(c in "0123456789abcdefABCDEF" for c in piece)
-            if len(piece) >= 20 and not hex_piece and entropy.random_token(piece):
+            hex_piece = url and all(c in "0123456789abcdefABCDEF" for c in piece)
+            if len(piece) >= 16 and not hex_piece and entropy.random_token(piece):
                 out += [text[position:offset], "[REDACTED:high_entropy]"]
                 position = offset + len(piece)
                 count += 1
@@ -184,6 +185,9 @@ def _random_tokens(text: str, candidate: re.Pattern[str]) -> tuple[str, int]:
         return text, 0
     out.append(text[position:])
     return "".join(out), count
+
+
+_PIECES = {True: re.compile(r"([/.=])"), False: re.compile(r"(=)")}
 
 
 def _redact(text: str) -> tuple[str, int, bool]:

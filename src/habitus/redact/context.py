@@ -272,7 +272,7 @@ def secret_value(
     else:
         if _is_code(value, following, separator):
             return False
-        if value.isdigit() and kind != PASSWORD:
+        if value.isdigit() and (kind == WEAK or len(value) < 16) and kind != PASSWORD:
             return False
         if prose_sep and re.match(r"[ \t]+[A-Za-z]", following):
             # "Password: make sure it is long", "token: the budget" — a sentence, not a value
@@ -280,6 +280,8 @@ def secret_value(
     if kind == PASSWORD:
         return len(value) >= 4 or any(c.isdigit() for c in value)
     if kind == TOKEN:
+        if value.isdigit():
+            return len(value) >= 16
         return credential_value(value, min_len=8) or (
             len(value) >= 16
             and not _IDENT.match(value)
@@ -310,6 +312,7 @@ def _authorization(text: str, start: int) -> tuple[int, int] | None:
     return None
 
 
+_ENV_VALUE = re.compile(r"[^\s\"'`]*")
 _COOKIE_PAIR = re.compile(r"([A-Za-z0-9_\-.]+)=([^;\s\"'\\]+)")
 
 
@@ -369,6 +372,18 @@ def redact_assignments(text: str) -> tuple[str, int]:
                 cursor = end
             continue
         start, end = _unquoted_value(text, position)
+        if key.isupper() and separator_of(sep) == "=" and not flag:
+            # KEY=value in a shell or an env file: the value is everything up to the next blank
+            end = _ENV_VALUE.match(text, start).end()  # type: ignore[union-attr]
+            while end > start and text[end - 1] in ".,;:)":
+                end -= 1
+            value = text[start:end]
+            ordinary = value.lower() in _CODE_WORDS or (value.isdigit() and len(value) < 16) or len(value) < 3
+            if not ordinary and not _TEMPLATE.search(value) and not _PLACEHOLDER.search(value) and "[REDACTED" not in value:
+                if kind != WEAK or credential_value(value, min_len=12) or len(value) >= 16:
+                    spans.append((start, end, SECRET))
+                    cursor = end
+            continue
         if "cookie" in lowered and separator_of(sep).strip() == ":":
             # a Cookie / Set-Cookie header: each name=value pair on the line is judged on its own
             line_end = text.find("\n", start)
@@ -416,7 +431,7 @@ def redact_near_keywords(text: str) -> tuple[str, int]:
                 continue
             if value[:1] in "._$" or text[token.start() - 1 : token.start()] == ".":
                 continue
-            if credential_value(value, min_len=10) or (
+            if credential_value(value, min_len=8) or (
                 password
                 and len(value) >= 6
                 and any(c.isdigit() for c in value)
@@ -424,7 +439,6 @@ def redact_near_keywords(text: str) -> tuple[str, int]:
             ):
                 spans.append((token.start(), token.start() + len(value), SECRET))
                 cursor = token.start() + len(value)
-                break
     return _apply(text, spans)
 
 

@@ -16,9 +16,11 @@ from collections.abc import Callable
 
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
+_UUID_SHAPE = re.compile(r"^[0-9A-Za-z]{8}-[0-9A-Za-z]{4}-[0-9A-Za-z]{4}-[0-9A-Za-z]{4}-[0-9A-Za-z]{12}$")
 _VERSION = re.compile(r"^v?\d+(?:[._\-]\d+)*(?:[._\-]?[A-Za-z]{0,8}\d*)?$")
 _WORDY = re.compile(r"[A-Za-z][a-z]{3,}")  # a run that reads like a word: "Response", "token"
 _VOWELS = frozenset("aeiouyAEIOUY")
+_CLUSTER = re.compile(r"[^aeiouyAEIOUY]{5,}")
 
 
 def shannon(text: str) -> float:
@@ -58,9 +60,18 @@ def _switches(token: str) -> int:
     return count
 
 
+def pronounceable(run: str) -> bool:
+    """A run of letters that reads like a word: vowels in proportion, no long consonant cluster
+    ("Response", "strength"), unlike random letters ("xdbfwjvij")."""
+    vowels = sum(1 for c in run if c in _VOWELS)
+    if vowels < len(run) * 0.25:
+        return False
+    return _CLUSTER.search(run) is None
+
+
 def _wordiness(token: str) -> float:
-    """Share of the token in word-like runs with a vowel ("Response", "test"): high for identifiers."""
-    covered = sum(len(m) for m in _WORDY.findall(token) if _VOWELS & set(m))
+    """Share of the token in word-like runs ("Response", "test"): high for identifiers."""
+    covered = sum(len(m) for m in _WORDY.findall(token) if pronounceable(m))
     return covered / len(token)
 
 
@@ -102,17 +113,22 @@ def _sequential(token: str) -> bool:
 def random_token(token: str, *, hash_context: Callable[[], bool] | None = None) -> bool:
     """The strict bar, for a token with no secret-naming word near it."""
     size = len(token)
-    if size < 20 or token[0] in "/~.":
+    if size < 16 or token[0] in "/~.":
         return False
+    if _UUID_SHAPE.match(token):
+        # 8-4-4-4-12: a real UUID (hex) is an identifier; the same shape in other letters is a key
+        return not _HEX.match(token.replace("-", ""))
     upper, lower, digit, other = _classes(token)
     letters = upper + lower
     if letters < 4 or (digit == 0 and other == 0 and (upper == 0 or lower == 0)):
-        return False  # one case and nothing else: a word, a snake_case name
+        return False  # one case and nothing else: a word (random letters alone are too rare to chase)
     if digit == 0 and (upper == 0 or lower == 0):
         return False  # CONSTANT_NAME, some-kebab-name
     if _UUID.match(token) or _VERSION.match(token) or _sequential(token):
         return False
     if _HEX.match(token):
+        if size < 20:
+            return False
         # 20+ hex digits: an API key, or a digest (sha256 of a file, a commit). A digest named as such
         # is kept; a bare one is not, since many providers' keys are 32 or 40 hex digits.
         return digit >= 4 and letters >= 4 and shannon(token) >= 3.0 and not (hash_context and hash_context())
@@ -120,6 +136,9 @@ def random_token(token: str, *, hash_context: Callable[[], bool] | None = None) 
         return False
     switches = _switches(token) / size
     entropy = shannon(token)
+    if size < 20:
+        # 16 to 19 characters: only a run with no separator whose classes switch often
+        return not other and bool(digit) and switches >= 0.35 and entropy >= 3.3 and _wordiness(token) < 0.3
     if upper and lower and (digit or other):
         return switches >= 0.2 and entropy >= 3.6
     if upper and lower:  # letters only: needs many case switches ("wJalrXUtnFEMIbPxRfiCY")
@@ -146,6 +165,8 @@ def credential_value(token: str, *, min_len: int = 8) -> bool:
         return shannon(token) >= 2.5 and not word_and_number
     if upper and lower and size >= 12:
         return _switches(token) / size >= 0.25 and _wordiness(token) < 0.5
+    if size >= 16 and _wordiness(token) < 0.3:  # random letters: "hf_catxdbfwjvijxcgotzira"
+        return True
     symbols = sum(1 for c in token if c in "+/=!@#$%^&*~")
     if symbols and letters >= 6:
         return shannon(token) >= 3.0 and _wordiness(token) < 0.5

@@ -107,7 +107,7 @@ RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("coinbase_key", ("organizations/",), r"organizations/[a-f0-9\-]{36}/apiKeys/[a-f0-9\-]{36}"),
     # messaging and mail
     ("slack_token", ("xox",), r"\bxox[a-z](?:\.xox[a-z])?-[A-Za-z0-9\-]{10,}"),
-    ("slack_token", ("xapp-",), r"\bxapp-\d-[A-Za-z0-9\-]{10,}"),
+    ("slack_token", ("xapp-",), r"\bxapp-\d-[A-Za-z0-9\-]{6,}"),
     ("slack_webhook", ("hooks.slack.com",),
      r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_\-]{20,}"),
     ("discord_webhook", ("discord",),
