@@ -21,6 +21,14 @@ _VERSION = re.compile(r"^v?\d+(?:[._\-]\d+)*(?:[._\-]?[A-Za-z]{0,8}\d*)?$")
 _WORDY = re.compile(r"[A-Za-z][a-z]{3,}")  # a run that reads like a word: "Response", "token"
 _VOWELS = frozenset("aeiouyAEIOUY")
 _CLUSTER = re.compile(r"[^aeiouyAEIOUY]{5,}")
+# Letter pairs that no English word contains: random letters hit one every five pairs or so.
+_NEVER_PAIRED = frozenset(
+    "bq bz cf cj cv cx dx fk fq fv fx fz gq gv gx hk hv hx hz jb jc jd jf jg jh jk jl jm jn jp jq jr js jt "
+    "jv jw jx jy jz kq kv kx kz lq lx mq mx mz pq pv px qb qc qd qe qf qg qh qj qk ql qm qn qo qp qr qs qt "
+    "qv qw qx qy qz sx tq tx vb vc vd vf vg vh vj vk vm vn vp vq vt vw vx vz wq wv wx wz xb xd xg xj xk xr "
+    "xz yq yv yj zb zc zd zf zg zj zk zm zn zp zq zr zs zt zv zx pj dq gz hj kj mj sj tj vl wj fp pz jj "
+    "vv xx xv xf bx cb cg dz fj gj hq".split()
+)
 
 
 def shannon(text: str) -> float:
@@ -58,6 +66,12 @@ def _switches(token: str) -> int:
             count += 1
         previous = kind
     return count
+
+
+def unpaired(token: str) -> int:
+    """How many of the token's letter pairs no English word has ("zq", "jx")."""
+    low = token.lower()
+    return sum(1 for pair in map("".join, itertools.pairwise(low)) if pair in _NEVER_PAIRED)
 
 
 def pronounceable(run: str) -> bool:
@@ -120,8 +134,11 @@ def random_token(token: str, *, hash_context: Callable[[], bool] | None = None) 
         return not _HEX.match(token.replace("-", ""))
     upper, lower, digit, other = _classes(token)
     letters = upper + lower
-    if letters < 4 or (digit == 0 and other == 0 and (upper == 0 or lower == 0)):
-        return False  # one case and nothing else: a word (random letters alone are too rare to chase)
+    if digit == 0 and other == 0 and (upper == 0 or lower == 0):
+        # one case, letters only: a word, unless its letter pairs are ones no word has
+        return size >= 20 and not _sequential(token) and unpaired(token) >= 2
+    if letters < 4:
+        return False
     if digit == 0 and (upper == 0 or lower == 0):
         return False  # CONSTANT_NAME, some-kebab-name
     if _UUID.match(token) or _VERSION.match(token) or _sequential(token):
@@ -166,6 +183,8 @@ def credential_value(token: str, *, min_len: int = 8) -> bool:
     if upper and lower and size >= 12:
         return _switches(token) / size >= 0.25 and _wordiness(token) < 0.5
     if size >= 16 and _wordiness(token) < 0.3:  # random letters: "hf_catxdbfwjvijxcgotzira"
+        return True
+    if size >= 12 and token.isalpha() and unpaired(token) >= 2:
         return True
     symbols = sum(1 for c in token if c in "+/=!@#$%^&*~")
     if symbols and letters >= 6:

@@ -115,7 +115,7 @@ RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("discord_token", (".",), r"\b[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}\b"),
     ("telegram_token", (":aa",), r"\b\d{8,10}:AA[A-Za-z0-9_\-]{32,33}\b"),
     ("teams_webhook", ("webhook.office.com",), r"https?://[\w.\-]+\.webhook\.office\.com/webhookb2/[^\s\"'<>]+"),
-    ("twilio_key", ("sk",), r"\bSK[0-9a-fA-F]{32}\b"),
+    ("twilio_key", ("sk", "ac"), r"\b(?:SK|AC)[0-9a-f]{32}\b|\bSK[0-9a-z]{32}\b"),
     ("sendgrid_key", ("sg.",), r"\bSG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}\b"),
     ("sendinblue_key", ("xkeysib-", "xsmtpsib-"), r"\bx(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}\b"),
     ("mailgun_key", ("key-",), r"\bkey-[a-f0-9]{32}\b"),
