@@ -379,10 +379,14 @@ def redact_assignments(text: str) -> tuple[str, int]:
                 end -= 1
             value = text[start:end]
             ordinary = value.lower() in _CODE_WORDS or (value.isdigit() and len(value) < 16) or len(value) < 3
-            if not ordinary and not _TEMPLATE.search(value) and not _PLACEHOLDER.search(value) and "[REDACTED" not in value:
-                if kind != WEAK or credential_value(value, min_len=12) or len(value) >= 16:
-                    spans.append((start, end, SECRET))
-                    cursor = end
+            literal = not ordinary and not _TEMPLATE.search(value) and not _PLACEHOLDER.search(value)
+            if (
+                literal
+                and "[REDACTED" not in value
+                and (kind != WEAK or credential_value(value, min_len=12) or len(value) >= 16)
+            ):
+                spans.append((start, end, SECRET))
+                cursor = end
             continue
         if "cookie" in lowered and separator_of(sep).strip() == ":":
             # a Cookie / Set-Cookie header: each name=value pair on the line is judged on its own

@@ -22,13 +22,12 @@ _WORDY = re.compile(r"[A-Za-z][a-z]{3,}")  # a run that reads like a word: "Resp
 _VOWELS = frozenset("aeiouyAEIOUY")
 _CLUSTER = re.compile(r"[^aeiouyAEIOUY]{5,}")
 # Letter pairs that no English word contains: random letters hit one every five pairs or so.
-_NEVER_PAIRED = frozenset(
-    "bq bz cf cj cv cx dx fk fq fv fx fz gq gv gx hk hv hx hz jb jc jd jf jg jh jk jl jm jn jp jq jr js jt "
-    "jv jw jx jy jz kq kv kx kz lq lx mq mx mz pq pv px qb qc qd qe qf qg qh qj qk ql qm qn qo qp qr qs qt "
-    "qv qw qx qy qz sx tq tx vb vc vd vf vg vh vj vk vm vn vp vq vt vw vx vz wq wv wx wz xb xd xg xj xk xr "
-    "xz yq yv yj zb zc zd zf zg zj zk zm zn zp zq zr zs zt zv zx pj dq gz hj kj mj sj tj vl wj fp pz jj "
-    "vv xx xv xf bx cb cg dz fj gj hq".split()
+_PAIRS = (
+    "bqbzcfcjcvcxdxfkfqfvfxfzgqgvgxhkhvhxhzjbjcjdjfjgjhjkjljmjnjpjqjrjsjtjvjwjxjyjzkqkvkxkzlqlxmqmxmz"
+    "pqpvpxqbqcqdqeqfqgqhqjqkqlqmqnqoqpqrqsqtqvqwqxqyqzsxtqtxvbvcvdvfvgvhvjvkvmvnvpvqvtvwvxvzwqwvwxwz"
+    "xbxdxgxjxkxrxzyqyvyjzbzczdzfzgzjzkzmznzpzqzrzsztzvzxpjdqgzhjkjmjsjtjvlwjfppzxvxfbxcbcgdzfjgjhq"
 )
+_NEVER_PAIRED = frozenset(_PAIRS[i : i + 2] for i in range(0, len(_PAIRS), 2))
 
 
 def shannon(text: str) -> float:
@@ -136,7 +135,7 @@ def random_token(token: str, *, hash_context: Callable[[], bool] | None = None) 
     letters = upper + lower
     if digit == 0 and other == 0 and (upper == 0 or lower == 0):
         # one case, letters only: a word, unless its letter pairs are ones no word has
-        return size >= 20 and not _sequential(token) and unpaired(token) >= 2
+        return size >= 20 and shannon(token) >= 3.5 and not _sequential(token) and unpaired(token) >= 2
     if letters < 4:
         return False
     if digit == 0 and (upper == 0 or lower == 0):
@@ -184,7 +183,7 @@ def credential_value(token: str, *, min_len: int = 8) -> bool:
         return _switches(token) / size >= 0.25 and _wordiness(token) < 0.5
     if size >= 16 and _wordiness(token) < 0.3:  # random letters: "hf_catxdbfwjvijxcgotzira"
         return True
-    if size >= 12 and token.isalpha() and unpaired(token) >= 2:
+    if size >= 12 and token.isalpha() and shannon(token) >= 3.0 and unpaired(token) >= 2:
         return True
     symbols = sum(1 for c in token if c in "+/=!@#$%^&*~")
     if symbols and letters >= 6:

@@ -125,7 +125,7 @@ RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("linear_key", ("lin_api_",), r"\blin_api_[A-Za-z0-9]{40}\b"),
     ("notion_token", ("secret_", "ntn_"), r"\bsecret_[A-Za-z0-9]{43}\b|\bntn_\d{11}[A-Za-z0-9]{35}\b"),
     ("airtable_token", ("pat",), r"\bpat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b"),
-    ("asana_token", ("asana",), r"\b\d/\d{16}:[a-f0-9]{32}\b"),
+    ("asana_token", (":",), r"\b\d/\d{16}:[a-f0-9]{32}\b"),
     ("clickup_token", ("pk_",), r"\bpk_\d{6,10}_[A-Z0-9]{32}\b"),
     ("figma_token", ("figd_",), r"\bfigd_[A-Za-z0-9_\-]{40}\b"),
     ("adafruit_key", ("aio_",), r"\baio_[A-Za-z0-9]{28}\b"),
