@@ -33,12 +33,18 @@ PROSE_WITH_A_SECRET = {
 }
 
 
+_RUN = re.compile(r"[A-Za-z0-9]{8,}")
+
+
 def leaks(rows: list[dict[str, str]]) -> list[tuple[str, str, str]]:
-    """(rule, context, secret) for every text whose secret survives redaction and the post-check."""
+    """(rule, context, secret) for every text whose secret, or any 8+ character alphanumeric run of it,
+    survives redaction and the post-check."""
     found = []
     for row in texts(rows):
         clean, _ = redact(row["text"])
-        if row["secret"] in clean and not looks_sensitive(clean):
+        if looks_sensitive(clean):
+            continue  # dropped, not stored
+        if row["secret"] in clean or any(run in clean for run in _RUN.findall(row["secret"])):
             found.append((row["rule"], row["context"], row["secret"]))
     return found
 

@@ -65,9 +65,14 @@ def _rules() -> tuple[list[tuple[str, int]], list[tuple[str, str]]]:
 
 
 def _rule(index: int) -> re.Pattern[str]:
+    """The rule's pattern, extended to the end of the token it matched: a key longer than its issuer's
+    documented shape (or with an unexpected tail) is replaced whole, not cut where the shape ends."""
     pattern = _compiled.get(index)
     if pattern is None:
-        pattern = _compiled[index] = re.compile(_rules()[1][index][1])
+        source = _rules()[1][index][1]
+        flags = source[: source.index(")") + 1] if source.startswith("(?i)") else ""
+        body = source[len(flags) :]
+        pattern = _compiled[index] = re.compile(f"{flags}(?:{body})[A-Za-z0-9+/=_\\-~\\\\]*")
     return pattern
 
 

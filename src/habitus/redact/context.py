@@ -424,9 +424,11 @@ def redact_near_keywords(text: str) -> tuple[str, int]:
         password = word.startswith("pass") or word == "pwd"
         line_end = text.find("\n", hit.end(), hit.end() + 64)
         window_end = min(len(text), hit.end() + 56) if line_end < 0 else line_end
-        for index, token in enumerate(_NEAR_SPLIT.finditer(text, hit.end(), window_end)):
+        for index, started in enumerate(_NEAR_SPLIT.finditer(text, hit.end(), window_end)):
             if index >= 4:
                 break
+            token = _NEAR_SPLIT.match(text, started.start())  # whole, though it runs past the window
+            assert token is not None
             value = token.group(0).rstrip(".!?-")
             if value.startswith("[REDACTED") or "REDACTED" in value:
                 break
