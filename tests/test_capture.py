@@ -81,6 +81,18 @@ def test_a_pair_is_stored_redacted(on: Path) -> None:
     assert b"hunter2" not in (on / "observations" / "obs-000001.jsonl").read_bytes()
 
 
+def test_every_field_of_a_pair_is_redacted(on: Path) -> None:
+    """Not only the texts: a timestamp that is not one is dropped, a session id is redacted."""
+    secret = "ghp_" + "a1B2c3D4e5" * 4
+    out = run(["capture"], {"user": "hi there", "assistant": "ok", "session": "s2", "at": f"token {secret}"})
+    assert out.exit == 0 and out.result["appended"] == 1
+    (payload,) = payloads(on)
+    assert payload["user_at"] is None
+    assert secret.encode() not in b"".join(
+        p.read_bytes() for p in (on / "observations").rglob("*") if p.is_file()
+    )
+
+
 def test_the_same_pair_twice_is_one_observation(on: Path) -> None:
     pair = {"user": "use tabs", "assistant": "ok", "session": "s", "at": "2026-01-01T00:00:00Z"}
     assert run(["capture"], pair).result["appended"] == 1

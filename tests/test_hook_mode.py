@@ -53,3 +53,12 @@ def test_error_log_is_bounded(state_root: Path) -> None:
     assert (state_root / "errors.jsonl").stat().st_size <= errorlog.MAX_BYTES + 2048
     assert (state_root / "errors.jsonl.1").exists()
     assert errorlog.count(root) >= 1
+
+
+def test_a_logged_message_is_redacted(state_root: Path) -> None:
+    """A message may quote what it refused; errors.jsonl stores it redacted, whatever the code."""
+    secret = "sk-proj-" + "Zx9Lm2Qw" * 6
+    errorlog.append(StateRoot(state_root), HabitusError("bad_request", f"request.token: {secret} is bad"),
+                    command="capture", harness="generic")  # fmt: skip
+    data = (state_root / "errors.jsonl").read_bytes()
+    assert secret.encode() not in data and b"[REDACTED:openai_key]" in data

@@ -172,3 +172,88 @@ def test_adversarial_inputs_do_not_backtrack_for_ever() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, timeout=120, check=False)
     assert done.returncode == 0 and done.stdout.strip() == b"done", done.stderr[-500:]
+
+
+# -- code that names a secret without holding one; secrets no rule names ---------------------------
+
+KEPT = [
+    "password = getpass.getpass()",
+    'token = request.headers.get("X")',
+    'api_key = os.environ["API_KEY"]',
+    "This is a basic example.",
+    "def login(user: str, password: str = None) -> Token:",
+    'password: str = ""',
+    "const token = req.headers.authorization;",
+    "apiKey: process.env.OPENAI_API_KEY,",
+    "token?: string;",
+    "export TOKEN=$(cat ~/.token)",
+    "password: ${{ secrets.DB_PASSWORD }}",
+    "f(password=password, token=token)",
+    "headers = {'Authorization': f'Bearer {token}'}",
+    "Authorization: Bearer <token>",
+    'password = input("Password: ")',
+    "token = tokenize.generate_tokens(readline)",
+    "if not api_key: raise ValueError('missing api key')",
+    "api_key: Optional[str] = None",
+    "let secret = await getSecret(name);",
+    "SECRET_KEY = env('SECRET_KEY')",
+    "userid = passwd = acct = ''",
+    "cache_key = f'{user}:{page}'",
+    "sort_key = 'created_at'",
+    "see https://github.com/org/repo/blob/3ab759fef4bb5935d4fe9ac68b503d05346b8364/README.md",
+    "session 55604662-cf2a-4331-851a-ec234028f8ca resumed",
+    "Set-Cookie: theme=dark; Path=/",
+    "HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, self.enable_SMTPUTF8 = enable_SMTPUTF8",
+]
+
+
+@pytest.mark.parametrize("text", KEPT)
+def test_code_that_names_a_secret_without_holding_one_is_kept(text: str) -> None:
+    assert redact(text) == (text, 0)
+    assert not looks_sensitive(text)
+
+
+FOUND = [
+    ('password = "hunter2"', "hunter2"),
+    ("export X_KEY=9f8e7d6c5b4a39281706f5e4d3c2b1a0", "9f8e7d6c5b4a39281706f5e4d3c2b1a0"),
+    ("X-Api-Token: q8Fz3LmN0pRt7VwY2bXc5", "q8Fz3LmN0pRt7VwY2bXc5"),
+    ('{"client_secret": "Zk29fjW0qLmX8cVb"}', "Zk29fjW0qLmX8cVb"),
+    ('{\\"password\\": \\"s3cr3t-value\\"}', "s3cr3t-value"),
+    ("db:\n  password: correcthorse\n", "correcthorse"),
+    ("GET /v1?access_token=a1B2c3D4e5F6g7H8&page=2", "a1B2c3D4e5F6g7H8"),
+    ("mysql -u root --password hunter22", "hunter22"),
+    ("auth ok with credentials Zq7Lm0pX4vB9nR2t", "Zq7Lm0pX4vB9nR2t"),
+    ("the key is wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY.", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    ("curl -H 'Authorization: token ghx9Qw2Lm5Zr8Tn1'", "ghx9Qw2Lm5Zr8Tn1"),
+    ("Cookie: session=87bwglaaeuegg3eaj4oysd6quk3oetux; theme=dark", "87bwglaaeuegg3eaj4oysd6quk3oetux"),
+    ("PASSWORD=correcthorse ./deploy.sh", "correcthorse"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), FOUND)
+def test_a_secret_named_by_its_context_is_removed(text: str, secret: str) -> None:
+    clean, count = redact(text)
+    assert secret not in clean and count >= 1
+    assert not looks_sensitive(clean)
+
+
+def test_a_pem_body_without_its_armour_is_removed_whole() -> None:
+    import base64
+    import random
+
+    rng = random.Random(3)
+    der = bytes(rng.randrange(256) for _ in range(600))
+    encoded = base64.b64encode(der).decode()
+    body = "\n".join(encoded[i : i + 64] for i in range(0, len(encoded), 64))
+    clean, count = redact(f"paste:\n{body}\ndone")
+    assert clean == "paste:\n[REDACTED:private_key]\ndone" and count == 1
+
+
+def test_clean_stamp_keeps_timestamps_and_drops_anything_else() -> None:
+    from habitus.redact import clean_stamp
+
+    assert clean_stamp("2026-01-01T00:00:00Z") == "2026-01-01T00:00:00Z"
+    assert clean_stamp("2026-11-30T22:44:34.123+01:00") == "2026-11-30T22:44:34.123+01:00"
+    assert clean_stamp("2026-11-30") == "2026-11-30"
+    for bad in ("AKIAIOSFODNN7EXAMPLE", "yesterday", "2026-01-01T00:00:00Z password=x", 5, None, "9" * 50):
+        assert clean_stamp(bad) is None

@@ -1,6 +1,13 @@
-"""No secret is stored anywhere: the redaction corpus through every command that stores text, then a byte
-search of the whole state root (databases with their -wal and -shm, FTS vocabulary, the observation log
-and its archive, pending prompts, errors.jsonl) and of a backup taken afterwards.
+"""No secret is stored anywhere: the redaction corpora through every command that stores text, then a
+byte search of the whole state root (databases with their -wal and -shm, FTS vocabulary, the observation
+log and its archive, pending prompts, errors.jsonl) and of a backup taken afterwards.
+
+Two corpora: tests/fixtures/redaction/secrets.jsonl (habitus's own, one text per kind), and the
+third-party one of tests/redaction_corpus.py (samples of every detect-secrets pattern and the families
+issue reports named, each in nine contexts: bare in prose, `export X=`, a custom header, a JSON field,
+YAML, a URL, a code assignment, a log line, an Authorization header). The first goes through every path
+text by text; the second through each path in bulk (a stream, a transcript, an import, an observe
+request, a model's answers, error messages), and a sample of it through the hook paths one by one.
 
 Memory's own write paths (patch, import, project store, reflect/prune with a model) are covered in depth
 by tests/test_memory_redaction.py; here every other writer is fed the same corpus: capture in each mode
@@ -11,6 +18,7 @@ and hook-mode failures.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -20,8 +28,9 @@ import pytest
 
 from advise_helpers import Transcript
 from conftest import run
-from memory_helpers import claude_transcript, outside_any_repo
+from memory_helpers import claude_transcript, full_record, outside_any_repo
 from model_doubles import ModelServer, Reply, configure
+from redaction_corpus import corpus, texts
 from test_memory_redaction import ROWS, UNCLEANABLE, fts_terms, secret_pieces
 from test_memory_redaction import leaks as memory_leaks
 
@@ -38,6 +47,29 @@ def leaks(folders: list[Path]) -> list[str]:
 
 TEXTS = [row["text"] for row in ROWS] + UNCLEANABLE
 ONE_LINE = [t for t in TEXTS if "\n" not in t]
+THIRD_PARTY = corpus()
+PLACED = texts(THIRD_PARTY)
+PLACED_TEXTS = [row["text"] for row in PLACED]
+_RUN = re.compile(r"[A-Za-z0-9]{8,}")
+
+
+def third_party_leaks(folders: list[Path]) -> list[str]:
+    """Where a third-party secret (whole, or any 8+ character alphanumeric run of it: a PEM body's line,
+    a token's random half) appears in the files under folders."""
+    wanted = {row["secret"] for row in THIRD_PARTY}
+    pieces = {p for secret in wanted for p in _RUN.findall(secret)} - _ORDINARY_RUNS
+    found = []
+    for folder in folders:
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            data = path.read_bytes()
+            found += [f"{path.name}: {s[:12]}..." for s in wanted if s.encode() in data]
+            found += [f"{path.name}: piece {p}" for p in pieces if p.encode() in data]
+    return found
+
+
+# Runs of the corpus's secrets that are ordinary text of the contexts themselves (none, today; a
+# generated sample could in principle spell a word the state holds).
+_ORDINARY_RUNS: set[str] = set()
 
 
 @pytest.fixture(autouse=True)
@@ -111,6 +143,64 @@ def capture_everything(root: Path, tmp: Path) -> None:
     assert (root / "errors.jsonl").exists()
 
 
+def capture_the_third_party_corpus(tmp: Path) -> None:
+    """In bulk: a --nl stream of pairs, a transcript import; a sample through the hooks one by one."""
+    stream = b"".join(
+        orjson.dumps({"user": f"note {t}", "assistant": t, "session": f"tp{n}", "at": t}) + b"\n"
+        for n, t in enumerate(PLACED_TEXTS)
+    )
+    ok(["capture", "--nl"], stdin=stream)
+    turns = [(f"remember {t}", f"noted {t}") for t in PLACED_TEXTS]
+    ok(
+        [
+            "capture",
+            "--transcript",
+            str(claude_transcript(tmp / "third-party.jsonl", turns, session="tp-imp")),
+        ]
+    )
+    for n, text in enumerate(PLACED_TEXTS[::25]):
+        session = f"tp-cc-{n}"
+        transcript = claude_transcript(tmp / f"{session}.jsonl", [(text, text)], session=session)
+        base = {"session_id": session, "transcript_path": str(transcript), "cwd": str(tmp)}
+        hook(
+            ["capture", "--harness", "claude-code"],
+            {**base, "hook_event_name": "UserPromptSubmit", "prompt": text},
+        )
+        hook(["capture", "--harness", "claude-code"], {**base, "hook_event_name": "Stop"})
+        codex = {"session_id": f"tp-cx-{n}", "cwd": str(tmp), "transcript_path": None, "turn_id": text}
+        hook(
+            ["capture", "--harness", "codex"],
+            {**codex, "hook_event_name": "UserPromptSubmit", "prompt": text},
+        )
+        hook(
+            ["capture", "--harness", "codex"],
+            {**codex, "hook_event_name": "Stop", "last_assistant_message": text},
+        )
+    # hook-mode failures whose message quotes the input (an unknown option is named in the message)
+    for row in THIRD_PARTY[::10]:
+        if "\n" not in row["secret"] and not row["secret"].startswith("-"):
+            hook(["config", "get", "--harness=pi", f"--{row['secret']}"], {})
+
+
+def memory_the_third_party_corpus() -> None:
+    """In bulk: one import of every text (content and metadata), one observe request; a sample retained."""
+    lines = [
+        orjson.dumps(
+            full_record(
+                id=f"1c6f1c7e-4a6b-4c1d-8e2f-{n:012x}", content=t, metadata={"source": "import", "at": t}
+            )
+        )
+        for n, t in enumerate(PLACED_TEXTS)
+    ]
+    out = run(["memory", "import"], stdin=b"\n".join(lines))
+    assert out.exit in (0, 2), out.stderr  # all or nothing: refused when one still looks sensitive
+    for text in PLACED_TEXTS[::20]:
+        retained = run(["memory", "retain"], {"content": f"fact: {text}", "metadata": {"why": text}})
+        assert retained.exit in (0, 2), retained.stderr
+    messages = [{"role": "user", "text": f"I prefer {t}"} for t in PLACED_TEXTS]
+    ok(["memory", "observe"], {"stream": "tp-obs", "messages": messages})
+
+
 def memory_everything() -> None:
     for text in TEXTS:
         out = run(["memory", "retain"], {"content": f"fact: {text}", "metadata": {"why": text}})
@@ -143,12 +233,13 @@ def analyze_with_an_echoing_model(root: Path) -> None:
         "schema_version": 1,
         "proposals": proposals,
         "memory_suggestions": [
-            {"content": f"The key is {t[:200]}", "kind": "fact", "source_refs": [1]} for t in ONE_LINE
+            {"content": f"The key is {t[:200]}", "kind": "fact", "source_refs": [1]}
+            for t in ONE_LINE + [p for p in PLACED_TEXTS if "\n" not in p][::3]
         ],
     }
     invalid = {
         "schema_version": 1,
-        "proposals": [{"condition": t, "secret": t} for t in TEXTS],
+        "proposals": [{"condition": t, "secret": t} for t in TEXTS + PLACED_TEXTS[::4]],
     }  # quarantined
     with ModelServer([Reply.answer("openai", valid), Reply.answer("openai", invalid)]) as server:
         configure(root, "m", kind="openai", url=server.url("/v1"), model="test-model")
@@ -172,7 +263,7 @@ def advise_with_an_echoing_model(root: Path, tmp: Path) -> None:
             "schema_version": 1,
             "advice": {"note": f"You leaked {t[:500]}", "severity": "concern", "findingKey": t[:60]},
         }
-        for t in ONE_LINE
+        for t in ONE_LINE + [p for p in PLACED_TEXTS if "\n" not in p][::40]
     ]
     with ModelServer([Reply.answer("openai", n) for n in notes]) as server:
         configure(root, "m", kind="openai", url=server.url("/v1"), model="test-model")
@@ -211,7 +302,9 @@ def select_with_secrets() -> None:
 def test_no_secret_is_stored_anywhere(state_root: Path, tmp_path: Path) -> None:
     ok(["config", "set", "capture.enabled", "true"])
     capture_everything(state_root, tmp_path)
+    capture_the_third_party_corpus(tmp_path)
     memory_everything()
+    memory_the_third_party_corpus()
     declare_everything()
     analyze_with_an_echoing_model(state_root)
     advise_with_an_echoing_model(state_root, tmp_path)
@@ -227,9 +320,14 @@ def test_no_secret_is_stored_anywhere(state_root: Path, tmp_path: Path) -> None:
     assert len((state_root / "errors.jsonl").read_bytes().splitlines()) >= 10
     assert run(["status"]).result["observations"]["records"] > 3 * len(TEXTS), run(["status"]).stdout
 
+    assert len(THIRD_PARTY) >= 120 and len(PLACED) >= 1000, (len(THIRD_PARTY), len(PLACED))
     assert leaks([state_root, backup]) == []  # before any checkpoint: -wal and -shm included
+    found = third_party_leaks([state_root, backup])
+    assert found == [], "\n".join(found)
     for database in (state_root / "memory.sqlite", backup / "memory.sqlite"):
         terms = fts_terms(database)
         assert terms and not [t for t in terms if any(p in t for p in secret_pieces())]
+        runs = {p.lower() for row in THIRD_PARTY for p in _RUN.findall(row["secret"])}
+        assert not [t for t in terms if len(t) >= 8 and any(t in r or r in t for r in runs)]
     report = run(["verify"])
     assert report.exit == 0, report.stdout

@@ -51,7 +51,7 @@ from habitus import io
 from habitus.errors import HabitusError
 from habitus.harness.events import HookEvent
 from habitus.harness.transcripts import DEFAULT_MAX_BYTES, Turn, turns_from_pi_messages
-from habitus.redact import looks_sensitive, redact
+from habitus.redact import clean_stamp, looks_sensitive, redact
 from habitus.state import files
 from habitus.state import observations as log
 from habitus.state.root import StateRoot
@@ -172,17 +172,17 @@ def entry_for(
         "session": session,
         "user": user,
         "assistant": assistant,
-        "user_at": turn.user_at,
-        "assistant_at": turn.assistant_at,
+        "user_at": clean_stamp(turn.user_at),
+        "assistant_at": clean_stamp(turn.assistant_at),
         "outcome": turn.outcome,
         "tools": [
-            {"name": _cut(t.name, MAX_TOOL_NAME_BYTES), "status": t.status}
+            {"name": _cut(redact(t.name)[0], MAX_TOOL_NAME_BYTES), "status": t.status}
             for t in turn.tools[:MAX_TOOLS_STORED]
         ],
         "truncated": turn.assistant_truncated,
         "source": turn.source,
     }
-    origin = {"harness": harness, "source": source, "event": event}
+    origin = {"harness": harness, "source": source, "event": redact(event)[0] if event else event}
     if _fit(payload, origin):
         payload["truncated"] = True
     if (
@@ -433,7 +433,8 @@ def _remember_prompt(root: StateRoot, event: HookEvent) -> None:
     from habitus.state.observations import utc_now
 
     folder = files.ensure_dir(root.ensure_sub("observations") / "pending")
-    body = {"prompt": prompt, "turn_id": event.turn_id, "at": event.timestamp or utc_now()}
+    turn_id = redact(event.turn_id)[0] if event.turn_id else event.turn_id
+    body = {"prompt": prompt, "turn_id": turn_id, "at": clean_stamp(event.timestamp) or utc_now()}
     files.atomic_write(_pending_path(root, event), io.canonical(body))
     entries = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime)
     for stale in entries[:-MAX_PENDING]:

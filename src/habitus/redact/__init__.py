@@ -1,18 +1,26 @@
 """Redaction: remove secrets and personal data from text before habitus stores it.
 
-    redact(text) -> (clean_text, count)      replace every finding with a [REDACTED:kind] marker
-    looks_sensitive(text) -> bool            the post-check: does anything still look like a secret?
+    redact(text) -> (clean_text, count)       replace every finding with a [REDACTED:kind] marker
+    looks_sensitive(text) -> bool             the post-check: does anything still look like a secret?
     redact_obj(value) -> (clean_value, count) the same over a JSON value; secret-named keys lose their value
+    clean_stamp(value) -> str | None          a timestamp field: kept when it is one, dropped otherwise
 
-What is found (DESIGN.md section 10): PEM private keys; AWS, GitHub, GitLab, Slack, OpenAI, Anthropic,
-Stripe, Google, Hugging Face and npm tokens; JWTs; Bearer/Basic/Token credentials and Authorization
-headers; credentials inside URLs; `password=` / `token: "..."` style assignments; e-mail addresses;
-phone numbers; and home folders (`/home/NAME/...` becomes `~/...`).
+Four layers, in this order (DESIGN.md section 10):
 
-Precision matters as much as recall: ordinary prose ("skip the token budget", "the risk on disk",
-"Basic authentication", "a keyboard shortcut") must come through unchanged, so every pattern is anchored
-on word boundaries and on the shape of a real credential rather than on loose substrings. The corpus in
-tests/fixtures/redaction/ pins both directions.
+1. private keys: PEM blocks, a block cut before its BEGIN line, a bare PEM body (habitus.redact.pem);
+2. provider rules: tokens whose shape names their issuer, about a hundred families, each behind a
+   keyword prefilter (habitus.redact.rules);
+3. keyword in context: the value of a secret-named key, field, header, flag or URL parameter, and a
+   credential-looking token right after a secret-naming word (habitus.redact.context), plus
+   Authorization headers, Bearer/Basic credentials and credentials inside URLs;
+4. randomness: a long token of mixed character classes that reads like no word, anywhere
+   (habitus.redact.entropy); then e-mail addresses, phone numbers and home folders
+   (`/home/NAME/...` becomes `~/...`).
+
+Precision matters as much as recall: prose ("skip the token budget", "This is a basic example.") and
+code that names a secret without holding one (`password = getpass.getpass()`,
+`api_key = os.environ["API_KEY"]`) must come through unchanged. tests/fixtures/redaction/ pins both
+directions, with a precision corpus of real code and prose and a third-party secrets corpus.
 
 Patterns compile on first use, so importing this module costs nothing.
 """
@@ -20,237 +28,77 @@ Patterns compile on first use, so importing this module costs nothing.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
-Replacement = str | Callable[[re.Match[str]], str]
+from habitus.redact import context, entropy, pem
 
-# JSON keys whose values are replaced wholesale by redact_obj (matched on the lowercased key).
-_SECRET_KEY = re.compile(
-    r"(^|[_\-.])(password|passwd|passphrase|secret|token|api[_-]?key|apikey|authorization|auth|cookie|"
-    r"private[_-]?key|credentials?|client[_-]?secret|access[_-]?key|session[_-]?key)($|[_\-.])"
-)
-_SECRET_KEY_EXACT = frozenset({"pwd", "pass", "bearer", "x-api-key", "set-cookie"})
-
-_compiled: list[tuple[str, re.Pattern[str], Replacement]] | None = None
-_BASE64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+_keywords: tuple[list[tuple[str, int]], list[tuple[str, str]]] | None = None
+_compiled: dict[int, re.Pattern[str]] = {}
+_fixed: dict[str, re.Pattern[str]] | None = None
 _post: list[re.Pattern[str]] | None = None
 
-
-def _credential_like(value: str) -> bool:
-    """Does a bare word look like a credential rather than an English word?
-
-    A digit, a symbol used by tokens and base64, or an upper-case letter after the first character
-    (base64 of "user:pass" is "dXNlcjpwYXNz"); "Authentication" and "usage" fail all three.
-    """
-    if any(c.isdigit() for c in value) or any(c in "+/=_.~-" for c in value):
-        return True
-    return any(c.isupper() for c in value[1:]) and any(c.islower() for c in value)
-
-
-def _scheme_credential(match: re.Match[str]) -> str:
-    if not _credential_like(match.group("cred")):
-        return match.group(0)
-    return f"{match.group('scheme')} [REDACTED:credential]"
-
-
-_SECRET_NAME = re.compile(
-    r"(?:^|[_\-.])(?:api[_-]?key|apikey|secret(?:[_-]?key)?|client[_-]?secret|password|passwd|passphrase|"
-    r"pwd|access[_-]?token|refresh[_-]?token|auth[_-]?token|id[_-]?token|bearer[_-]?token|token|"
-    r"private[_-]?key|access[_-]?key(?:[_-]?id)?|secret[_-]?access[_-]?key|session[_-]?token|credentials?)$"
+_TOKEN_CHARS = "A-Za-z0-9+/=_\\-.~"
+_HASH_WORDS = ("sha", "hash", "digest", "checksum", "md5", "commit", "revision", "rev ", "blob", "etag",
+               "fingerprint", "integrity", "object", "tree ", "oid", "@", "#")  # fmt: skip
+_STAMP = re.compile(
+    r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?"
 )
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
-def _secret_name(key: str) -> bool:
-    """Does an identifier name a secret? `DB_PASSWORD`, `apiKey`, `stripe.api_key`; not `max_tokens`."""
-    return bool(_SECRET_NAME.search(_CAMEL.sub("_", key).lower()))
+_DIGIT = re.compile(r"\d")
+_HOME_HINTS = (
+    ("home_path", ("/home/", "/Users/")),
+    ("home_path_windows", ("\\Users\\", "\\users\\", "\\USERS\\")),
+    ("home_path_encoded", ("-home-", "-Users-")),
+)
 
 
-def _assignment(match: re.Match[str]) -> str:
-    if not _secret_name(match.group("key")):
-        return match.group(0)
-    value = match.group("value")
-    quoted = match.group("quote") is not None
-    if not quoted and match.group("sep").strip() == ":" and not _credential_like(value):
-        return match.group(0)  # "Password: make sure it is long" is prose, not a secret
-    if value.startswith("[REDACTED"):
-        return match.group(0)
-    return f"{match.group('key')}{match.group('kq')}{match.group('sep')}{match.group('quote') or ''}[REDACTED:secret]"
+def _rules() -> tuple[list[tuple[str, int]], list[tuple[str, str]]]:
+    """(keyword, rule index) pairs and the rules' (kind, pattern source); a rule compiles on first use."""
+    global _keywords
+    if _keywords is None:
+        from habitus.redact.rules import RULES
+
+        pairs = [(keyword, index) for index, (_, keywords, _) in enumerate(RULES) for keyword in keywords]
+        _keywords = (pairs, [(kind, pattern) for kind, _, pattern in RULES])
+    return _keywords
 
 
-def _auth_header(match: re.Match[str]) -> str:
-    if match.group("scheme") is None and not _credential_like(match.group("cred")):
-        return match.group(0)  # "Authorization: required" is prose
-    return f"{match.group('name')}{match.group('sep')}[REDACTED:auth_header]"
+def _rule(index: int) -> re.Pattern[str]:
+    """The rule's pattern, extended to the end of the token it matched: a key longer than its issuer's
+    documented shape (or with an unexpected tail) is replaced whole, not cut where the shape ends."""
+    pattern = _compiled.get(index)
+    if pattern is None:
+        source = _rules()[1][index][1]
+        flags = source[: source.index(")") + 1] if source.startswith("(?i)") else ""
+        body = source[len(flags) :]
+        pattern = _compiled[index] = re.compile(f"{flags}(?:{body})[A-Za-z0-9+/=_\\-~\\\\]*")
+    return pattern
 
 
-def _redact_key_tails(text: str, end_line: re.Pattern[str]) -> tuple[str, int]:
-    """Redact each END line together with the base64 lines right before it (a key whose BEGIN line
-    was cut off). A bare END line is left for looks_sensitive to flag, so such a pair is dropped."""
-    out, position, count = [], 0, 0
-    for match in end_line.finditer(text):
-        start = match.start()
-        while start > position:
-            line_start = text.rfind("\n", position, max(position, start - 1)) + 1
-            line_start = max(line_start, position)
-            line = text[line_start : start - 1].rstrip("\r")
-            if len(line) < 16 or not set(line) <= _BASE64:
-                break
-            start = line_start
-        if start == match.start():
-            continue
-        out.append(text[position:start])
-        out.append("[REDACTED:private_key]")
-        position = match.end()
-        count += 1
-    if not count:
-        return text, 0
-    out.append(text[position:])
-    return "".join(out), count
-
-
-_VALUE_REST = {True: re.compile(r"[^\"'\n]*"), False: re.compile(r"[^\s\"',;)}\]]*")}
-
-
-def _sub_assignments(pattern: re.Pattern[str], text: str, *, first_only: bool = False) -> tuple[str, int]:
-    """Replace the secret assignments (`password=...`, `api_key: "..."`) in text.
-
-    Unlike re.sub, a match that is not a secret (`note: password=x` matches `note: password...` first)
-    lets the search resume at its value, so an assignment inside it is still found. The pattern matches
-    at most 256 characters of a value (linear time); a secret's value is then extended to its end.
-    With first_only, stop at the first secret (for looks_sensitive)."""
-    out: list[str] = []
-    position = search = count = 0
-    while True:
-        match = pattern.search(text, search)
-        if match is None:
-            break
-        new = _assignment(match)
-        if new == match.group(0):
-            search = match.start("value")
-            continue
-        end = _VALUE_REST[match.group("quote") is not None].match(text, match.end()).end()  # type: ignore[union-attr]
-        out += [text[position : match.start()], new]
-        position = search = end
-        count += 1
-        if first_only:
-            break
-    if not count:
-        return text, 0
-    out.append(text[position:])
-    return "".join(out), count
-
-
-def _url_credentials(match: re.Match[str]) -> str:
-    return f"{match.group('scheme')}://[REDACTED:credential]@"
-
-
-def _patterns() -> list[tuple[str, re.Pattern[str], Replacement]]:
-    global _compiled
-    if _compiled is not None:
-        return _compiled
-    table: list[tuple[str, str, Replacement, int]] = [
-        (
-            "private_key",
-            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-            "[REDACTED:private_key]",
-            0,
-        ),
-        (
-            # The end of a key whose BEGIN line was cut off: the base64 lines before END are found by
-            # _key_tail walking backwards (a regex doing it would backtrack quadratically on base64).
-            "private_key_tail",
-            r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----",
-            "",  # handled by _redact_key_tails
-            0,
-        ),
-        ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", "[REDACTED:anthropic_key]", 0),
-        (
-            "openai_key",
-            r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}",
-            "[REDACTED:openai_key]",
-            0,
-        ),
-        ("stripe_key", r"\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{10,}", "[REDACTED:stripe_key]", 0),
-        ("stripe_webhook", r"\bwhsec_[A-Za-z0-9]{20,}", "[REDACTED:stripe_key]", 0),
-        ("github_token", r"\bgh[pousr]_[A-Za-z0-9]{30,255}\b", "[REDACTED:github_token]", 0),
-        ("github_pat", r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b", "[REDACTED:github_token]", 0),
-        ("gitlab_token", r"\bglpat-[A-Za-z0-9_\-]{20,}", "[REDACTED:gitlab_token]", 0),
-        ("slack_token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", "[REDACTED:slack_token]", 0),
-        (
-            "slack_webhook",
-            r"https://hooks\.slack\.com/services/[A-Za-z0-9_/\-]+",
-            "[REDACTED:slack_webhook]",
-            0,
-        ),
-        ("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b", "[REDACTED:aws_key]", 0),
-        ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}\b", "[REDACTED:google_key]", 0),
-        ("google_oauth", r"\bya29\.[0-9A-Za-z_\-]{20,}", "[REDACTED:google_token]", 0),
-        ("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}\b", "[REDACTED:hf_token]", 0),
-        ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b", "[REDACTED:npm_token]", 0),
-        (
-            "jwt",
-            # Starts only where a token run starts, and never backtracks (possessive): linear time.
-            r"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{8,}+\.eyJ[A-Za-z0-9_\-]{8,}+\.[A-Za-z0-9_\-]{8,}+",
-            "[REDACTED:jwt]",
-            0,
-        ),
-        (
-            "url_credentials",
-            r"\b(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]{1,20})://[^\s/:@\"'<>]*:[^\s/@\"'<>]+@",
-            _url_credentials,
-            0,
-        ),
-        (
-            "auth_header",
-            r"(?i)\b(?P<name>authorization|proxy-authorization|x-api-key|api-key)(?P<sep>\s*:\s*)(?!\[REDACTED)"
-            r"(?P<scheme>(?:bearer|basic|token|digest)\s+)?(?!\[REDACTED)(?P<cred>[^\s\"',;]{8,})",
-            _auth_header,
-            0,
-        ),
-        (
-            "scheme_credential",
-            r"\b(?P<scheme>Bearer|Basic|Token|bearer|basic|BEARER|BASIC)\s+(?P<cred>[A-Za-z0-9._~+/\-]{8,}=*)",
-            _scheme_credential,
-            0,
-        ),
-        (
-            # Any identifier followed by = / := / : ; _assignment keeps only those whose name ends in a
-            # secret word. (Matching the name inside the regex backtracked quadratically on "a-a-a-...".)
-            "assignment",
-            # The value is matched up to VALUE_WINDOW characters and extended in _sub_assignments.
-            r"(?<![A-Za-z0-9_\-.])(?P<key>[A-Za-z0-9_\-.]{1,80})(?P<kq>[\"']?)(?P<sep>\s*(?:=|:=|:)\s*)"
-            r"(?P<quote>[\"'])?(?P<value>(?(quote)[^\"'\n]{3,256}|[^\s\"',;)}\]]{3,256}))",
-            _assignment,
-            0,
-        ),
-        (
-            "email",
-            r"\b(?!git@)[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?"
-            r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}\b",
-            "[REDACTED:email]",
-            0,
-        ),
-        (
-            "phone",
-            r"(?<![\w.+\-/:])(?:\+\d{1,3}[ .\-]?)?(?:\(\d{3}\)\s?|\d{3}[ .\-])\d{3}[ .\-]\d{4}(?![\w.\-/:])"
-            r"|(?<![\w.+\-/:])\+\d{1,3}[ .\-]\d{2,4}[ .\-]\d{3,4}[ .\-]?\d{2,4}(?![\w.\-/:])",
-            "[REDACTED:phone]",
-            0,
-        ),
+def _patterns() -> dict[str, re.Pattern[str]]:
+    global _fixed
+    if _fixed is not None:
+        return _fixed
+    table = {
+        "url_credentials": r"\b(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]{1,20})://(?!\[REDACTED)[^\s/:@\"'<>]*:[^\s/@\"'<>]+@",
+        "scheme_credential": r"\b(?P<scheme>Bearer|Basic|Token|bearer|basic|BEARER|BASIC)[ \t]+"
+        r"(?P<cred>[A-Za-z0-9._~+/\-]{8,}=*)",
+        # a maximal run of token characters (finditer starts a match only where a run starts)
+        "candidate": rf"[{_TOKEN_CHARS}]{{16,}}",
+        "long_token": r"[^\s\"'`<>(){}\[\],;|\\]{16,}",
+        "email": r"\b(?!git@)[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?"
+        r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}\b",
+        "phone": r"(?<![\w.+\-/:])(?:\+\d{1,3}[ .\-]?)?(?:\(\d{3}\)\s?|\d{3}[ .\-])\d{3}[ .\-]\d{4}(?![\w.\-/:])"
+        r"|(?<![\w.+\-/:])\+\d{1,3}[ .\-]\d{2,4}[ .\-]\d{3,4}[ .\-]?\d{2,4}(?![\w.\-/:])",
+        "phone_hint": r"\d{3}[ .\-)]\s?\d{3}[ .\-]\d|\+\d{1,3}[ .\-]\d{2}",
         # Home folders: keep the path, drop the user name.
-        ("home_path", r"(?<![\w.:/~\-])(?:/home|/Users)/(?!USER\b)[A-Za-z0-9._\-]+(?=/|\b)", "~", 0),
-        ("home_path_windows", r"(?i)\b[A-Z]:\\Users\\[^\\\s\"']+", "~", 0),
-        (
-            "home_path_encoded",
-            r"(?<=-)(?:home|Users)-(?!USER-)[A-Za-z0-9._]+(?=-)",
-            "home-USER",
-            0,
-        ),
-    ]
-    _compiled = [(name, re.compile(pattern, flags), repl) for name, pattern, repl, flags in table]
-    return _compiled
+        "home_path": r"(?<![\w.:/~\-])(?:/home|/Users)/(?!USER\b)[A-Za-z0-9._\-]+(?=/|\b)",
+        "home_path_windows": r"(?i)\b[A-Z]:\\Users\\[^\\\s\"']+",
+        "home_path_encoded": r"(?<=-)(?:home|Users)-(?!USER-)[A-Za-z0-9._]+(?=-)",
+    }
+    _fixed = {name: re.compile(pattern) for name, pattern in table.items()}
+    return _fixed
 
 
 def _post_patterns() -> list[re.Pattern[str]]:
@@ -267,41 +115,133 @@ def _post_patterns() -> list[re.Pattern[str]]:
     return _post
 
 
+def _provider_rules(text: str) -> tuple[str, int]:
+    """Run the rules whose keywords occur in the text's long tokens (every provider token is one)."""
+    # Every provider token is 16+ characters with a digit or both cases: gating on such runs keeps the
+    # keyword search off the bulk of ordinary code and prose (snake_case names, words, paths).
+    runs = set(_patterns()["long_token"].findall(text))
+    tokens = [t for t in runs if len(t) >= 28 or _DIGIT.search(t) or not (t.islower() or t.isupper())]
+    if not tokens:
+        return text, 0
+    runs_text = "\n".join(tokens)
+    haystack = runs_text.lower()
+    pairs, table = _rules()
+    indexes = sorted({index for keyword, index in pairs if keyword in haystack})
+    total = 0
+    for index in indexes:
+        pattern = _rule(index)
+        if pattern.search(runs_text) is None:  # a match lies within one run
+            continue
+        text, n = pattern.subn(f"[REDACTED:{table[index][0]}]", text)
+        total += n
+    return text, total
+
+
+def _scheme_credential(match: re.Match[str]) -> str:
+    cred = match.group("cred").rstrip(".")
+    scheme = match.group("scheme")
+    if scheme.lower() == "basic":
+        ok = re.fullmatch(r"[A-Za-z0-9+/]{8,}={0,2}", cred) is not None and (
+            any(c.isdigit() or c in "+/=" for c in cred) or any(c.isupper() for c in cred[1:])
+        )
+    else:
+        ok = entropy.credential_value(cred, min_len=8) or (len(cred) >= 16 and not cred.isalpha())
+    if not ok or cred.startswith("[REDACTED"):
+        return match.group(0)
+    return f"{scheme} [REDACTED:credential]" + match.group("cred")[len(cred) :]
+
+
+def _hash_context(text: str, start: int) -> bool:
+    before = text[max(0, start - 48) : start].lower()
+    return any(word in before for word in _HASH_WORDS)
+
+
+def _random_tokens(text: str, candidate: re.Pattern[str]) -> tuple[str, int]:
+    """Bare high-entropy tokens, and high-entropy pieces of a URL or of a `name=value` run."""
+    out: list[str] = []
+    position = count = 0
+    for match in candidate.finditer(text):
+        token = match.group(0)
+        start = match.start()
+        if "REDACTED" in token:
+            continue
+        if start and text[start - 1] == "\\":  # "\nMIIE...": an escape, then the token
+            token, start = token[1:], start + 1
+        trimmed = token.rstrip(".-~")
+        if entropy.random_token(trimmed, hash_context=lambda at=start: _hash_context(text, at)):
+            out += [text[position:start], "[REDACTED:high_entropy]"]
+            position = start + len(trimmed)
+            count += 1
+            continue
+        url = token.startswith("//")
+        inner = trimmed.rstrip("=")
+        if not url and "=" not in inner:
+            continue  # a file path's folders are not secrets; only a URL's pieces and name=value runs
+        offset = start
+        for piece in _PIECES[url].split(trimmed):
+            # a hex piece of a URL's path is a commit, a gist, an object id; a key travels in the query
+            hex_piece = url and all(c in "0123456789abcdefABCDEF" for c in piece)
+            if len(piece) >= 16 and not hex_piece and entropy.random_token(piece):
+                out += [text[position:offset], "[REDACTED:high_entropy]"]
+                position = offset + len(piece)
+                count += 1
+            offset += len(piece)
+    if not count:
+        return text, 0
+    out.append(text[position:])
+    return "".join(out), count
+
+
+_PIECES = {True: re.compile(r"([/.=])"), False: re.compile(r"(=)")}
+
+
+def _redact(text: str) -> tuple[str, int, bool]:
+    """(clean text, findings, whether anything at all changed: a home folder is rewritten, not counted)."""
+    patterns = _patterns()
+    total = 0
+    text, n = pem.redact_blocks(text)
+    total += n
+    text, n = _provider_rules(text)
+    total += n
+    if "://" in text:
+        text, n = patterns["url_credentials"].subn(
+            lambda m: f"{m.group('scheme')}://[REDACTED:credential]@", text
+        )
+        total += n
+    text, n = context.redact_assignments(text)
+    total += n
+    if any(s in text for s in ("earer", "asic", "Token", "EARER", "ASIC")):
+        new = patterns["scheme_credential"].sub(_scheme_credential, text)
+        if new != text:
+            total += new.count("[REDACTED:credential]") - text.count("[REDACTED:credential]")
+            text = new
+    text, n = context.redact_near_keywords(text)
+    total += n
+    text, n = pem.redact_bodies(text)
+    total += n
+    text, n = _random_tokens(text, patterns["candidate"])
+    total += n
+    if "@" in text:
+        text, n = patterns["email"].subn("[REDACTED:email]", text)
+        total += n
+    if patterns["phone_hint"].search(text):
+        text, n = patterns["phone"].subn("[REDACTED:phone]", text)
+        total += n
+    moved = False
+    for name, hint in _HOME_HINTS:
+        if any(h in text for h in hint):
+            new, n = patterns[name].subn("home-USER" if name == "home_path_encoded" else "~", text)
+            if n:
+                text, moved = new, True
+    return text, total, moved
+
+
 def redact(text: str) -> tuple[str, int]:
     """Return text with every finding replaced, and how many findings were replaced."""
     if not text:
         return text, 0
-    total = 0
-    for name, pattern, replacement in _patterns():
-        if name == "private_key_tail":
-            text, n = _redact_key_tails(text, pattern)
-            total += n
-            continue
-        if name.startswith("home_path"):
-            new, n = pattern.subn(replacement, text)
-            if n:
-                text = new  # a home folder is rewritten, not counted as a secret
-            continue
-        if name == "assignment":
-            text, n = _sub_assignments(pattern, text)
-            total += n
-            continue
-        if callable(replacement):
-            count = 0
-
-            def counted(match: re.Match[str], fn: Callable[[re.Match[str]], str] = replacement) -> str:
-                nonlocal count
-                out = fn(match)
-                if out != match.group(0):
-                    count += 1
-                return out
-
-            text = pattern.sub(counted, text)
-            total += count
-        else:
-            text, n = pattern.subn(replacement, text)
-            total += n
-    return text, total
+    clean, count, _ = _redact(text)
+    return clean, count
 
 
 def looks_sensitive(text: str) -> bool:
@@ -309,30 +249,32 @@ def looks_sensitive(text: str) -> bool:
     (half a private key, a token prefix). Used after redaction as a fail-closed check."""
     if not text:
         return False
-    for name, pattern, replacement in _patterns():
-        if name == "private_key_tail":
-            continue  # any END line left over is caught by the post patterns below
-        if name.startswith("home_path"):
-            if pattern.search(text):
-                return True
-            continue
-        if name == "assignment":
-            if _sub_assignments(pattern, text, first_only=True)[1]:
-                return True
-            continue
-        for match in pattern.finditer(text):
-            if not callable(replacement) or replacement(match) != match.group(0):
-                return True
+    clean, count, moved = _redact(text)
+    if count or moved or clean != text:
+        return True
     return any(p.search(text) for p in _post_patterns())
+
+
+def clean_stamp(value: Any) -> str | None:
+    """A timestamp field as stored: an ISO-8601 date or time is kept; anything else (which could be a
+    pasted secret) is dropped, since a timestamp cannot be redacted into something still useful."""
+    if not isinstance(value, str) or len(value) > 40 or not _STAMP.fullmatch(value.strip()):
+        return None
+    return value.strip()
+
+
+_SECRET_KEY_EXACT = frozenset({"pwd", "pass", "bearer", "x-api-key", "set-cookie", "cookie", "auth"})
+_NOT_SECRET_KEYS = frozenset({"tokens", "token_count", "tokens_used", "max_tokens", "input_tokens",
+                              "output_tokens", "total_tokens", "token_type", "key", "keys"})  # fmt: skip
 
 
 def _secret_key(key: str) -> bool:
     lowered = key.lower()
     if lowered in _SECRET_KEY_EXACT:
         return True
-    if lowered in ("tokens", "token_count", "tokens_used", "max_tokens", "input_tokens", "output_tokens"):
+    if lowered in _NOT_SECRET_KEYS:
         return False
-    return bool(_SECRET_KEY.search(lowered))
+    return context.family(key) in (context.PASSWORD, context.TOKEN)
 
 
 def redact_obj(value: Any) -> tuple[Any, int]:

@@ -1,7 +1,8 @@
 """errors.jsonl: where hook-mode failures go, since a hook must not print or block on failure.
 
 Bounded: past MAX_BYTES the file is rotated to errors.jsonl.1 (one old generation is kept).
-Entries carry the error code and message only: never the request, a prompt or a secret.
+Entries carry the error code and message only: never the request, a prompt or a secret. A message
+names fields and files, but it can quote what it refused (a path, a value), so it is redacted too.
 
 Appending takes no lock and never waits: the failure being logged may be a held lock (a restore, a
 long analyze), and the hook must still leave at once. One `O_APPEND` write per entry keeps concurrent
@@ -16,6 +17,7 @@ import time
 import orjson
 
 from habitus.errors import HabitusError
+from habitus.redact import redact
 from habitus.state import files
 from habitus.state.root import StateRoot
 
@@ -36,7 +38,7 @@ def append(root: StateRoot, error: HabitusError, *, command: str, harness: str |
         "harness": harness,
         "code": error.code,
         "exit": error.exit,
-        "message": error.message[:1000],
+        "message": redact(error.message[:4000])[0][:1000],
     }
     fd = files.open_private(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     try:

@@ -1,0 +1,191 @@
+"""Does a token look random (a key) rather than written (a word, an identifier, a path, a number)?
+
+Two bars. `random_token` is the strict one, for a token standing alone in prose or code: long, of mixed
+character classes that switch often (random base62 switches class every two or three characters, an
+identifier like `getHTTPResponseCode2` at its word boundaries only), high Shannon entropy, and not made
+of words. `credential_value` is the relaxed one, for a token right after a secret-naming word
+(`token …`, `password …`), where a shorter value of mixed classes is already telling.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Callable
+
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+_HEX = re.compile(r"^[0-9a-fA-F]+$")
+_UUID_SHAPE = re.compile(r"^[0-9A-Za-z]{8}-[0-9A-Za-z]{4}-[0-9A-Za-z]{4}-[0-9A-Za-z]{4}-[0-9A-Za-z]{12}$")
+_VERSION = re.compile(r"^v?\d+(?:[._\-]\d+)*(?:[._\-]?[A-Za-z]{0,8}\d*)?$")
+_WORDY = re.compile(r"[A-Za-z][a-z]{3,}")  # a run that reads like a word: "Response", "token"
+_VOWELS = frozenset("aeiouyAEIOUY")
+_CLUSTER = re.compile(r"[^aeiouyAEIOUY]{5,}")
+# Letter pairs that no English word contains: random letters hit one every five pairs or so.
+_PAIRS = (
+    "bqbzcfcjcvcxdxfkfqfvfxfzgqgvgxhkhvhxhzjbjcjdjfjgjhjkjljmjnjpjqjrjsjtjvjwjxjyjzkqkvkxkzlqlxmqmxmz"
+    "pqpvpxqbqcqdqeqfqgqhqjqkqlqmqnqoqpqrqsqtqvqwqxqyqzsxtqtxvbvcvdvfvgvhvjvkvmvnvpvqvtvwvxvzwqwvwxwz"
+    "xbxdxgxjxkxrxzyqyvyjzbzczdzfzgzjzkzmznzpzqzrzsztzvzxpjdqgzhjkjmjsjtjvlwjfppzxvxfbxcbcgdzfjgjhq"
+)
+_NEVER_PAIRED = frozenset(_PAIRS[i : i + 2] for i in range(0, len(_PAIRS), 2))
+
+
+def shannon(text: str) -> float:
+    """Bits per character."""
+    if not text:
+        return 0.0
+    counts: dict[str, int] = {}
+    for char in text:
+        counts[char] = counts.get(char, 0) + 1
+    size = len(text)
+    return -sum(n / size * math.log2(n / size) for n in counts.values())
+
+
+def _classes(token: str) -> tuple[int, int, int, int]:
+    upper = lower = digit = other = 0
+    for char in token:
+        if "A" <= char <= "Z":
+            upper += 1
+        elif "a" <= char <= "z":
+            lower += 1
+        elif "0" <= char <= "9":
+            digit += 1
+        else:
+            other += 1
+    return upper, lower, digit, other
+
+
+def _switches(token: str) -> int:
+    """How often the character class changes along the token."""
+    previous = ""
+    count = 0
+    for char in token:
+        kind = "u" if char.isupper() else "l" if char.islower() else "d" if char.isdigit() else "o"
+        if previous and kind != previous:
+            count += 1
+        previous = kind
+    return count
+
+
+def unpaired(token: str) -> int:
+    """How many of the token's letter pairs no English word has ("zq", "jx")."""
+    low = token.lower()
+    return sum(1 for pair in map("".join, itertools.pairwise(low)) if pair in _NEVER_PAIRED)
+
+
+def pronounceable(run: str) -> bool:
+    """A run of letters that reads like a word: vowels in proportion, no long consonant cluster
+    ("Response", "strength"), unlike random letters ("xdbfwjvij")."""
+    vowels = sum(1 for c in run if c in _VOWELS)
+    if vowels < len(run) * 0.25:
+        return False
+    return _CLUSTER.search(run) is None
+
+
+def _wordiness(token: str) -> float:
+    """Share of the token in word-like runs ("Response", "test"): high for identifiers."""
+    covered = sum(len(m) for m in _WORDY.findall(token) if pronounceable(m))
+    return covered / len(token)
+
+
+def _segments_are_words(token: str) -> bool:
+    """`test_case_2024_report`, `my-app-v2.3`: every piece a word or a short number."""
+    pieces = [p for p in re.split(r"[_\-./+=]+", token) if p]
+    if len(pieces) < 2:
+        return False
+    return all(
+        (p.isalpha() and (p.islower() or p.isupper() or p.istitle())) or (p.isdigit() and len(p) <= 4)
+        for p in pieces
+    )
+
+
+def _random_piece(piece: str) -> bool:
+    """A piece between separators that carries the randomness: long, letters and digits mixed."""
+    if len(piece) < 8:
+        return False
+    upper, lower, digit, _ = _classes(piece)
+    return (
+        bool(digit) and upper + lower >= 3 and _switches(piece) / len(piece) >= 0.3 and shannon(piece) >= 2.8
+    )
+
+
+def _built_of_names(token: str) -> bool:
+    """`HTTPStatus.BAD_REQUEST`, `self.enable_SMTPUTF8`, `rfc2109_as_netscape`: dotted or snake names,
+    no piece of which is random (a token with separators carries its randomness in a long piece)."""
+    if not any(c in "._-" for c in token):
+        return False
+    return not any(_random_piece(p) for p in re.split(r"[._\-]+", token))
+
+
+def _sequential(token: str) -> bool:
+    """An alphabet written out ("0123456789ABCDEF", "abcdefghijklmnop"), not a key."""
+    steps = sum(1 for a, b in itertools.pairwise(token) if ord(b) - ord(a) == 1)
+    return steps >= len(token) / 2
+
+
+def random_token(token: str, *, hash_context: Callable[[], bool] | None = None) -> bool:
+    """The strict bar, for a token with no secret-naming word near it."""
+    size = len(token)
+    if size < 16 or token[0] in "/~.":
+        return False
+    if _UUID_SHAPE.match(token):
+        # 8-4-4-4-12: a real UUID (hex) is an identifier; the same shape in other letters is a key
+        return not _HEX.match(token.replace("-", ""))
+    upper, lower, digit, other = _classes(token)
+    letters = upper + lower
+    if digit == 0 and other == 0 and (upper == 0 or lower == 0):
+        # one case, letters only: a word, unless its letter pairs are ones no word has
+        return size >= 20 and shannon(token) >= 3.5 and not _sequential(token) and unpaired(token) >= 2
+    if letters < 4:
+        return False
+    if digit == 0 and (upper == 0 or lower == 0):
+        return False  # CONSTANT_NAME, some-kebab-name
+    if _UUID.match(token) or _VERSION.match(token) or _sequential(token):
+        return False
+    if _HEX.match(token):
+        if size < 20:
+            return False
+        # 20+ hex digits: an API key, or a digest (sha256 of a file, a commit). A digest named as such
+        # is kept; a bare one is not, since many providers' keys are 32 or 40 hex digits.
+        return digit >= 4 and letters >= 4 and shannon(token) >= 3.0 and not (hash_context and hash_context())
+    if _segments_are_words(token) or _wordiness(token) >= 0.55 or _built_of_names(token):
+        return False
+    switches = _switches(token) / size
+    entropy = shannon(token)
+    if size < 20:
+        # 16 to 19 characters: only a run with no separator whose classes switch often
+        return not other and bool(digit) and switches >= 0.35 and entropy >= 3.3 and _wordiness(token) < 0.3
+    if upper and lower and (digit or other):
+        return switches >= 0.2 and entropy >= 3.6
+    if upper and lower:  # letters only: needs many case switches ("wJalrXUtnFEMIbPxRfiCY")
+        return size >= 24 and switches >= 0.3 and entropy >= 3.8
+    # one case and digits: "a1b2c3...", "K7MDENG..."
+    return (
+        size >= 20 and digit >= size * 0.12 and letters >= size * 0.15 and switches >= 0.2 and entropy >= 3.4
+    )
+
+
+def credential_value(token: str, *, min_len: int = 8) -> bool:
+    """The relaxed bar, for a token right after a secret-naming word or in a secret-named field."""
+    size = len(token)
+    if size < min_len or _VERSION.match(token) or token.isdigit():
+        return False
+    upper, lower, digit, _ = _classes(token)
+    letters = upper + lower
+    if letters == 0 or _segments_are_words(token):
+        return False
+    if size >= 20 and (random_token(token) or (_HEX.match(token) and digit and letters)):
+        return True
+    if digit and letters:
+        word_and_number = token[:-digit].isalpha() and token[-digit:].isdigit() and digit <= 2 and size < 12
+        return shannon(token) >= 2.5 and not word_and_number
+    if upper and lower and size >= 12:
+        return _switches(token) / size >= 0.25 and _wordiness(token) < 0.5
+    if size >= 16 and _wordiness(token) < 0.3:  # random letters: "hf_catxdbfwjvijxcgotzira"
+        return True
+    if size >= 12 and token.isalpha() and shannon(token) >= 3.0 and unpaired(token) >= 2:
+        return True
+    symbols = sum(1 for c in token if c in "+/=!@#$%^&*~")
+    if symbols and letters >= 6:
+        return shannon(token) >= 3.0 and _wordiness(token) < 0.5
+    return False
