@@ -297,10 +297,10 @@ def prepare(root: Path, *, capture: bool = True, advise: bool = True, select: bo
 
 
 def stored(root: Path) -> list[dict[str, object]]:
-    """The payloads of the observations in the current generation, oldest first."""
+    """The payloads of every stored observation (archived generations too), oldest first."""
     folder = root / "observations"
     records = []
-    for path in sorted(folder.glob("obs-*.jsonl")):
+    for path in sorted([*folder.glob("archive/obs-*.jsonl"), *folder.glob("obs-*.jsonl")]):
         for line in path.read_text().splitlines():
             if line.strip():
                 records.append(json.loads(line)["payload"])

@@ -241,3 +241,19 @@ class HeldLocks:
     def __exit__(self, *exc: object) -> None:
         self.holder.send_signal(signal.SIGTERM)
         self.holder.wait(timeout=10)
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_habitus_no_hooks_silences_every_hook(client: str, tmp_path: Path) -> None:
+    """What a preset's child CLI gets: habitus's hooks are installed and on, yet do nothing."""
+    root = tmp_path / "state"
+    clients.prepare(root)
+    with FakeModel() as model:
+        s = session(client, tmp_path, model, extra_env={"HABITUS_NO_HOOKS": "1"})
+        turn = s.run(PROMPT)
+    assert turn.exit == 0, turn.stderr[-2000:]
+    assert ANSWER in turn.stdout
+    assert model.saw("read notes.txt first")
+    assert not any(model.saw(text) for text in (HABIT["behavior"], FACT, *clients.MARKERS))
+    time.sleep(0.5)
+    assert clients.stored(root) == [] and clients.errors(root) == []
