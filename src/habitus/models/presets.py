@@ -201,3 +201,24 @@ def configured(config: object) -> list[dict[str, object]]:
             entry["about"] = known.about if known else ""
         items.append(entry)
     return items
+
+
+def summary(config: object, *, on_path: dict[str, bool]) -> str:
+    """One sentence for people (the demo): the presets this root uses, else the one command to add one."""
+    used = [m for m in configured(config) if m["kind"] == "preset" and m["used_for"]]
+    if used:
+        parts = [
+            f"{m['name']} ({m['about'] or m['preset']}) for {' and '.join(m['used_for'])}"  # type: ignore[arg-type]
+            for m in used
+        ]
+        return "Your habitus uses the model preset " + "; ".join(parts) + "."
+    found = [name for name in ("claude", "codex", "gemini", "pi") if on_path.get(name)]
+    if found:
+        return (
+            f"No model is configured (everything above ran offline). `{PRESETS[found[0]].program}` is on "
+            f"your PATH: `habitus config preset {found[0]}` lets analyze and advise ask it, with your login."
+        )
+    return (
+        "No model is configured (everything above ran offline). `habitus config preset NAME` uses an agent "
+        "CLI you are logged into (claude, codex, gemini, pi) or a local server (ollama, llama-cpp)."
+    )
