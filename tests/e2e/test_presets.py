@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -104,3 +105,64 @@ def test_a_local_server_preset_analyzes(preset: str, tmp_path: Path) -> None:
     assert call.path == "/v1/chat/completions"
     assert call.body["model"] == ("qwen2.5-coder:7b" if preset == "ollama" else "local")
     assert call.body["stream"] is False
+
+
+NOTE = {
+    "schema_version": 1,
+    "advice": {
+        "note": "Run the test suite before calling it done.",
+        "severity": "concern",
+        "findingKey": "tests-not-run",
+    },
+}
+
+
+@pytest.mark.parametrize(
+    "client",
+    [
+        "claude",
+        "codex",
+        pytest.param(
+            "gemini",
+            marks=pytest.mark.e2e_pending(
+                reason="AfterAgent's prompt carries the injected <hook_context>, reviewed as is"
+            ),
+        ),
+        "pi",
+    ],
+)
+def test_a_preset_reviews_at_stop_inside_the_same_client_without_recursion(
+    client: str, tmp_path: Path
+) -> None:
+    """The client's own Stop hook runs advise, whose model is the same CLI: one review, one stored turn."""
+    usable(client)
+    root = tmp_path / "state"
+    clients.prepare(root)
+    with FakeModel(answer=json.dumps(NOTE)) as model:
+        session = clients.Session(client, tmp_path, model.url, root)
+        (session.cwd / "notes.txt").write_text("The build is green.\n")
+        program = session.argv[-1]
+        if client == "pi":
+            program = str(tmp_path / "pi-wrapper")
+            Path(program).write_text(f'#!/bin/sh\nexec "{session.argv[0]}" "{session.argv[1]}" "$@"\n')
+            Path(program).chmod(0o755)
+        out = subprocess.run(
+            [str(clients.HABITUS), "config", "preset", client, "--program", program, "--for", "advise"],
+            env=session.env(), capture_output=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        turn = session.run(clients.PROMPT, timeout=240)
+        time.sleep(1.0)  # Pi does not await its agent_end children
+        calls = model.turns()
+    assert turn.exit == 0, turn.stderr[-2000:]
+    reviews = [c for c in calls if "You are a watchdog reviewer for a coding agent" in c.text]
+    # The reviewing CLI may take two calls (the fake model asks it for a tool call, refused or failing in
+    # its empty folder); what counts is one review, its own turn never captured, no hook inside it.
+    assert reviews, f"no review call among {len(calls)}"
+    assert not any(marker in r.text for r in reviews for marker in clients.MARKERS)
+    assert len(clients.stored(root)) == 1  # the user's turn; the review's own turn was never captured
+    status = json.loads(
+        subprocess.run([str(clients.HABITUS), "status"], env=session.env(), capture_output=True).stdout
+    )
+    advice = status["advise"]
+    assert (advice["reviews"], advice["failures"], advice["notes"]["pending"]) == (1, 0, 1), advice
