@@ -24,7 +24,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import Row, machine
 
 # The order of the table: start-up first, then the hot paths a hook takes, then the heavy runs.
-ORDER = ("startup", "hooks", "capture", "select", "memory", "habits", "analyze", "advise", "backup", "demo")
+ORDER = (
+    "startup",
+    "hooks",
+    "capture",
+    "select",
+    "memory",
+    "habits",
+    "analyze",
+    "advise",
+    "backup",
+    "demo",
+    "harnesses",
+)
 
 
 def main() -> int:

@@ -30,6 +30,7 @@ _habitus() {
             "advise|unmute") node="advise unmute" ;;
             "config|describe") node="config describe" ;;
             "config|get") node="config get" ;;
+            "config|preset") node="config preset" ;;
             "config|set") node="config set" ;;
             "config|show") node="config show" ;;
             "config|unset") node="config unset" ;;
@@ -104,6 +105,13 @@ _habitus() {
         "capture|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "config get|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "config get|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "config preset|--for") COMPREPLY=($(compgen -W "analyze advise select memory" -- "$cur")); return ;;
+        "config preset|--model") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "config preset|--name") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "config preset|--program") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "config preset|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "config preset|--url") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "config preset|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "config set|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "config set|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "config show|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -293,9 +301,10 @@ _habitus() {
         "analyze") COMPREPLY=($(compgen -W "--dry-run --help --pretty --root --wait" -- "$cur")) ;;
         "backup") COMPREPLY=($(compgen -W "--help --out --pretty --root --wait" -- "$cur")) ;;
         "capture") COMPREPLY=($(compgen -W "--format --harness --help --nl --pretty --root --transcript --wait" -- "$cur")) ;;
-        "config") COMPREPLY=($(compgen -W "describe get set show unset --help" -- "$cur")) ;;
+        "config") COMPREPLY=($(compgen -W "describe get preset set show unset --help" -- "$cur")) ;;
         "config describe") COMPREPLY=($(compgen -W "--help --pretty" -- "$cur")) ;;
         "config get") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
+        "config preset") COMPREPLY=($(compgen -W "--for --help --model --name --pretty --program --root --url --wait" -- "$cur")) ;;
         "config set") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "config show") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "config unset") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;

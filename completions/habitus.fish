@@ -51,6 +51,8 @@ function __habitus_node
                 set node 'config describe'
             case 'config|get'
                 set node 'config get'
+            case 'config|preset'
+                set node 'config preset'
             case 'config|set'
                 set node 'config set'
             case 'config|show'
@@ -215,6 +217,7 @@ complete -c habitus -n "test (__habitus_node) = 'capture'" -l transcript -r
 complete -c habitus -n "test (__habitus_node) = 'capture'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'config'" -a describe -d 'List every setting with its type, default, bounds and meaning.'
 complete -c habitus -n "test (__habitus_node) = 'config'" -a get -d 'Print one setting\'s value, its default and where it came from.'
+complete -c habitus -n "test (__habitus_node) = 'config'" -a preset -d 'Use a model you already have: an agent CLI you are logged into, or a local...'
 complete -c habitus -n "test (__habitus_node) = 'config'" -a set -d 'Set one setting in config.toml.'
 complete -c habitus -n "test (__habitus_node) = 'config'" -a show -d 'Print every setting in effect (defaults filled in) and any unknown keys.'
 complete -c habitus -n "test (__habitus_node) = 'config'" -a unset -d 'Remove a setting from config.toml so that its default applies.'
@@ -225,6 +228,15 @@ complete -c habitus -n "test (__habitus_node) = 'config get'" -l help
 complete -c habitus -n "test (__habitus_node) = 'config get'" -l pretty
 complete -c habitus -n "test (__habitus_node) = 'config get'" -l root -r
 complete -c habitus -n "test (__habitus_node) = 'config get'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'config preset'" -l for -x -a 'analyze advise select memory'
+complete -c habitus -n "test (__habitus_node) = 'config preset'" -l help
+complete -c habitus -n "test (__habitus_node) = 'config preset'" -l model -r
+complete -c habitus -n "test (__habitus_node) = 'config preset'" -l name -r
+complete -c habitus -n "test (__habitus_node) = 'config preset'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'config preset'" -l program -r
+complete -c habitus -n "test (__habitus_node) = 'config preset'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'config preset'" -l url -r
+complete -c habitus -n "test (__habitus_node) = 'config preset'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'config set'" -l help
 complete -c habitus -n "test (__habitus_node) = 'config set'" -l pretty
 complete -c habitus -n "test (__habitus_node) = 'config set'" -l root -r

@@ -26,6 +26,7 @@ REQUIRED: dict[tuple[str, ...], list[str]] = {
     ("hooks", "print"): ["--harness", "claude-code"],
     ("advise", "mute"): ["0123456789ab"],
     ("advise", "unmute"): ["0123456789ab"],
+    ("config", "preset"): ["claude", "--name", "Not A Name"],
     ("config", "unset"): ["capture.retention_days"],
     ("eval", "advise"): ["--cases", "/nonexistent/cases", "--habits", "/nonexistent/habits"],
     ("eval", "analyze"): ["--labels", "/nonexistent/labels.json"],

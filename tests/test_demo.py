@@ -42,12 +42,17 @@ def test_the_demo_runs_the_whole_loop_and_says_so(state_root: Path) -> None:
     assert "release ready" in context and "clean venv" in context
     assert "shows no sign of the behaviour" in text  # advise flagged the unverified claim
     assert "# demo: every step did what it should" in text
+    assert "No model is configured" in text and "habitus config preset" in text  # how to add a preset
     assert not state_root.exists()  # the state root of the calling environment is never touched
 
 
 def test_keep_leaves_the_folder_to_type_along(tmp_path: Path) -> None:
+    assert run(["config", "preset", "codex"]).exit == 0  # the user's own root names a preset
     out = run_process(["demo", "--keep"], timeout=300)
     assert out.exit == 0, out.stderr
+    assert "# Your habitus uses the model preset codex (Codex CLI, `codex exec`) for analyze and advise." in (
+        out.stdout.decode()
+    )
     kept = Path(re.search(r"# kept: (\S+)", out.stdout.decode()).group(1))  # type: ignore[union-attr]
     try:
         assert (kept / "state" / "ledger.sqlite").is_file() and (kept / "backup" / "manifest.json").is_file()

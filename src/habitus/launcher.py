@@ -1,9 +1,11 @@
-"""The console-script entry point: answers `--version` before click is even imported, and hands a hook
-call to the warm worker (habitus.worker.client, standard library only) when one can take it.
+"""The console-script entry point: answers `--version` (and hook calls under HABITUS_NO_HOOKS) before
+click is even imported, and hands a hook call to the warm worker (habitus.worker.client, standard
+library only) when one can take it.
 
 Everything else, and every hook call the worker does not answer, goes to `habitus.cli`.
 """
 
+import os
 import sys
 
 from habitus import hookmode  # noqa: F401  (first: its import time is the hook's start for the deadline)
@@ -11,12 +13,15 @@ from habitus import hookmode  # noqa: F401  (first: its import time is the hook'
 
 def main() -> None:
     argv = sys.argv[1:]
+    if os.environ.get("HABITUS_NO_HOOKS") and _hook_mode(argv):
+        # A model call habitus itself started (an agent CLI preset): its hooks must not recurse.
+        return
     if argv in (["--version"], ["-V"]):
         from habitus import __version__
 
         sys.stdout.write(f"habitus {__version__}\n")
         return
-    if "--harness" in argv or any(a.startswith("--harness=") for a in argv):
+    if _hook_mode(argv):
         from habitus.worker import client
 
         code = client.run(argv)
@@ -25,3 +30,9 @@ def main() -> None:
     from habitus.cli import main as cli_main
 
     cli_main()
+
+
+def _hook_mode(args: list[str]) -> bool:
+    """`--harness` given to anything but `habitus hooks` (which only prints or installs settings)."""
+    named = any(a == "--harness" or a.startswith("--harness=") for a in args)
+    return named and next((a for a in args if not a.startswith("-")), None) != "hooks"

@@ -138,6 +138,64 @@ def show_command(root: StateRoot, wait: float, pretty: bool) -> None:
     )
 
 
+@cli.command("preset")
+@click.argument("preset", type=click.Choice(["claude", "codex", "gemini", "pi", "ollama", "llama-cpp"]))
+@click.option("--name", default=None, help="The [models.NAME] table to write (default: the preset's name).")
+@click.option(
+    "--model", "model", default="", help="Model to ask (the CLI's --model; the server's model name)."
+)
+@click.option("--url", default="", help="ollama / llama-cpp: the server's base URL, if not the usual one.")
+@click.option("--program", default="", help="Agent CLI presets: the program to run, if not the one on PATH.")
+@click.option(
+    "--for",
+    "uses",
+    multiple=True,
+    type=click.Choice(["analyze", "advise", "select", "memory"]),
+    help="What uses the model (repeatable; default: analyze and advise).",
+)
+@state_options
+@output_options
+def preset_command(
+    preset: str,
+    name: str | None,
+    model: str,
+    url: str,
+    program: str,
+    uses: tuple[str, ...],
+    root: StateRoot,
+    wait: float,
+    pretty: bool,
+) -> None:
+    """Use a model you already have: an agent CLI you are logged into, or a local server.
+
+    claude, codex, gemini and pi run `claude -p`, `codex exec`, `gemini -p`
+    or `pi -p` with your own login, in an empty temporary folder, with
+    their hooks, tools and session files off and HABITUS_NO_HOOKS=1 (so
+    habitus's own hooks never fire inside them); the redacted, bounded
+    request goes on stdin. ollama and llama-cpp talk to the local server's
+    OpenAI-compatible API. Writes [models.NAME] and points each use at it.
+
+    \b
+    Examples:
+      habitus config preset claude
+      habitus config preset ollama --model qwen2.5-coder:7b --for analyze
+      habitus config preset codex --for analyze --for advise --for select
+    """
+    from habitus.models import presets
+
+    name = name or preset
+    values = presets.settings_for(
+        preset, name=name, model=model, url=url, program=program, uses=uses or presets.DEFAULT_USES
+    )
+    for key, value in values.items():
+        configuration.check_value(key, value)  # refuse before anything is written
+    for key, value in values.items():
+        configuration.set_value(root, key, value, wait=wait)
+    config = configuration.load(root)
+    entry = next(item for item in presets.configured(config) if item["name"] == name)
+    io.write_result({"model": entry, "path": str(root.config)}, pretty=pretty)
+
+
 @cli.command("describe")
 @output_options
 def describe_command(pretty: bool) -> None:

@@ -61,6 +61,7 @@ def cli(keep: bool) -> None:
                 break
         if failed is None:
             click.echo(f"# demo: every step did what it should ({time.monotonic() - started:.1f} s).")
+            click.echo(f"# {_models_line()}")
     finally:
         if keep:
             click.echo(f"# kept: {work}")
@@ -68,6 +69,22 @@ def cli(keep: bool) -> None:
             shutil.rmtree(work, ignore_errors=True)
     if failed is not None:
         raise HabitusError("failed", f"demo step {failed[0]}: {failed[1]}")
+
+
+def _models_line() -> str:
+    """The model presets of the user's own state root (read only), or how to add one."""
+    import shutil
+
+    from habitus.models.presets import summary
+    from habitus.state import config as configuration
+    from habitus.state.root import StateRoot
+
+    try:
+        config = configuration.load(StateRoot.at(None))
+    except HabitusError:
+        config = configuration.Config()
+    on_path = {name: shutil.which(name) is not None for name in ("claude", "codex", "gemini", "pi")}
+    return summary(config, on_path=on_path)
 
 
 def _render(value: object, indent: int = 0, width: int = 100) -> str:

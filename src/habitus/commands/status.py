@@ -17,9 +17,10 @@ from habitus.state.root import StateRoot
 
 MAN = {
     "stdin": "Not read.",
-    "stdout": 'One object: {"v":1,"root","exists","versions","config","enabled","stores","habits",'
+    "stdout": 'One object: {"v":1,"root","exists","versions","config","enabled","models","stores","habits",'
     '"select","observations","analyze","advise","errors"}. Each store reports path, exists, schema_version '
-    "and schema_current; habits counts habits by status (null when there is no up-to-date ledger); select "
+    "and schema_current; models lists each [models.NAME] with its kind, its preset (claude, codex, gemini, "
+    "pi, ollama, llama-cpp) and what uses it (used_for: analyze, advise, select, memory); habits counts habits by status (null when there is no up-to-date ledger); select "
     "counts the selection log (calls, with_guidance, without_guidance, failed, habits_injected, "
     "median_latency_ms of the last 1,000 calls, last_at; null without an up-to-date ledger); observations "
     "reports the current generation, its record count and last seq, and the archived generations; analyze "
@@ -65,6 +66,7 @@ def report(root: StateRoot, *, wait: float) -> dict[str, Any]:
             "analyzer": f"model:{config.get('analyze.model')}" if config.get("analyze.model") else "local",
             "select_judge": config.get("select.judge"),
         },
+        "models": configured_models(config),
         "stores": {
             "ledger": store_status(ledger.store(root, wait=wait)),
             "memory": store_status(memory_store.store(root.memory, label="global", wait=wait)),
@@ -76,6 +78,13 @@ def report(root: StateRoot, *, wait: float) -> dict[str, Any]:
         "advise": advise_health(root, wait=wait),
         "errors": {"path": str(root.errors), "logged": errorlog.count(root)},
     }
+
+
+def configured_models(config: Any) -> list[dict[str, Any]]:
+    """Each [models.NAME] (kind, preset, what uses it): a configured preset is named here."""
+    from habitus.models.presets import configured
+
+    return configured(config)
 
 
 def advise_health(root: StateRoot, *, wait: float) -> dict[str, Any]:

@@ -43,6 +43,7 @@ REASONS: dict[str, str] = {
     "refusal": "the model declined to answer",
     "empty": "the model answered with no text",
     "command_failed": "the model program exited with a non-zero status (`exit_status` in the details)",
+    "not_installed": "the agent CLI a preset runs is not on PATH (or models.NAME.command names no program)",
     "not_json": "the answer is not one JSON object (one surrounding json code fence is tolerated)",
     "schema_invalid": "the answer does not match the schema (`path` and `keyword` in the details)",
     "injection": "the answer contains instruction-like text or control characters (`pattern`, `path`)",
@@ -108,6 +109,7 @@ class Endpoint:
     max_response_bytes: int
     max_tokens: int
     key: str | None = field(default=None, repr=False)
+    preset: str = ""  # kind "preset": the agent CLI (habitus.models.presets)
 
 
 DEFAULT_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
@@ -128,6 +130,34 @@ def resolve(config: Config, name: str, *, purpose: str) -> Endpoint:
             hint=f"configure it: habitus config set models.{name}.kind openai|anthropic|command",
         ) from None
     kind = table["kind"]
+    if kind == "preset":
+        from habitus.models import presets
+
+        preset = presets.PRESETS.get(table["preset"])
+        if preset is None:
+            raise fail(
+                "not_configured",
+                f"models.{name}.preset: unset; kind=preset needs one of " + ", ".join(presets.NAMES),
+                hint=f"habitus config preset claude --name {name}",
+            )
+        if preset.family == "openai":
+            # A local server: the openai kind with the server's usual URL and model filled in.
+            table = {**table, "url": table["url"] or preset.url, "model": table["model"] or preset.model}
+            kind = "openai"
+            if not table["model"]:
+                raise fail(
+                    "not_configured",
+                    f"models.{name}.model: empty; name the model the {preset.name} server runs",
+                    hint=f"habitus config set models.{name}.model qwen2.5-coder:7b",
+                )
+        else:
+            program = tuple(table["command"]) or (preset.program,)
+            if not program[0]:
+                raise fail("not_configured", f"models.{name}.command: the program name is empty")
+            return Endpoint(
+                name, "preset", "", table["model"], program, table["timeout_s"], table["max_response_bytes"],
+                table["max_tokens"], preset=preset.name,
+            )  # fmt: skip
     if kind == "command":
         argv = tuple(table["command"])
         if not argv or not argv[0]:

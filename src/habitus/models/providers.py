@@ -23,12 +23,18 @@ command  Any program (models.NAME.command = [program, args...]). It gets one JSO
         {"v": 1, "purpose", "model", "system", "user", "max_tokens", "schema"} and writes its answer
         (the JSON object itself) on stdout, then exits 0. Its stderr is discarded; exit 75 means
         "try again" and is retried once. It inherits habitus's environment; no key is put in the request.
+preset  An agent CLI the user is logged into (claude, codex, gemini, pi), run non-interactively with
+        hooks, tools, extensions and session files off, in an empty temporary folder, the request on
+        stdin; its final text is the answer. See habitus.models.presets. (The ollama and llama-cpp
+        presets resolve to the openai kind.)
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from habitus import __version__, io
@@ -53,6 +59,8 @@ def complete(endpoint: Endpoint, request: Request, *, deadline: float) -> str:
     try:
         if endpoint.kind == "command":
             return _command(endpoint, request, deadline)
+        if endpoint.kind == "preset":
+            return _agent_cli(endpoint, request, deadline)
         if endpoint.kind == "anthropic":
             return _anthropic(endpoint, request, deadline)
         return _openai(endpoint, request, deadline)
@@ -171,6 +179,47 @@ def _command(endpoint: Endpoint, request: Request, deadline: float) -> str:
         ) from None
     if not text.strip():
         raise fail("empty", "the model program wrote nothing")
+    return text
+
+
+def _agent_cli(endpoint: Endpoint, request: Request, deadline: float) -> str:
+    import shutil
+
+    from habitus.models import presets
+
+    fail = _failer(endpoint, request)
+    program = list(endpoint.command)
+    if shutil.which(program[0]) is None:
+        raise fail(
+            "not_installed",
+            f"models.{endpoint.name}: the {endpoint.preset} preset runs '{os.path.basename(program[0])}', "
+            "which is not on PATH",
+            hint=f"install it, or name it: habitus config set models.{endpoint.name}.command /path/to/it",
+        )
+    with presets.scratch() as folder:
+        call = presets.invocation(
+            presets.PRESETS[endpoint.preset], program, endpoint.model, system=request.system,
+            user=request.user, schema=request.schema, folder=Path(folder),
+        )  # fmt: skip
+        out = transport.run(
+            tuple(call.argv), call.stdin, deadline=deadline, cap=endpoint.max_response_bytes,
+            env=call.env, cwd=str(call.cwd),
+        )  # fmt: skip
+        if call.answer_file is not None:
+            try:
+                out = call.answer_file.read_bytes()[: endpoint.max_response_bytes + 1]
+            except FileNotFoundError:
+                out = b""
+    if len(out) > endpoint.max_response_bytes:
+        raise fail("too_large", "the answer is larger than max_response_bytes")
+    try:
+        text = out.decode("utf-8")
+    except UnicodeDecodeError:
+        raise fail(
+            "not_json", "the CLI's answer is not valid UTF-8", answer=out.decode("utf-8", "replace")
+        ) from None
+    if not text.strip():
+        raise fail("empty", f"the {endpoint.preset} CLI wrote no answer")
     return text
 
 

@@ -108,11 +108,21 @@ def post(url: str, headers: dict[str, str], body: bytes, *, deadline: float, cap
     return Response(status, b"".join(chunks), response_headers)
 
 
-def run(argv: tuple[str, ...], stdin: bytes, *, deadline: float, cap: int) -> bytes:
+def run(
+    argv: tuple[str, ...],
+    stdin: bytes,
+    *,
+    deadline: float,
+    cap: int,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+) -> bytes:
     """Run a model program: stdin in, at most cap bytes of stdout back; its stderr is discarded.
 
     The program runs in its own session so that a timeout or an oversized answer kills it and every
-    child it started. A non-zero exit status is a failure (75, EX_TEMPFAIL, may be retried).
+    child it started. A non-zero exit status is a failure (75, EX_TEMPFAIL, may be retried). Its
+    environment (os.environ unless given) always carries HABITUS_NO_HOOKS=1, so a program that is an
+    agent with habitus's hooks installed cannot call back into habitus.
     """
     import selectors
     import shutil
@@ -128,6 +138,8 @@ def run(argv: tuple[str, ...], stdin: bytes, *, deadline: float, cap: int) -> by
             stderr=subprocess.DEVNULL,
             start_new_session=True,
             close_fds=True,
+            env={**(os.environ if env is None else env), "HABITUS_NO_HOOKS": "1"},
+            cwd=cwd,
         )
     except OSError as exc:
         raise TransportError(

@@ -293,8 +293,16 @@ SETTINGS: tuple[Setting, ...] = (
         "models.*.kind",
         str,
         "openai",
-        "Provider kind: openai (any OpenAI-compatible chat endpoint), anthropic, or command.",
-        choices=("openai", "anthropic", "command"),
+        "Provider kind: openai (any OpenAI-compatible chat endpoint), anthropic, command, or preset.",
+        choices=("openai", "anthropic", "command", "preset"),
+    ),
+    Setting(
+        "models.*.preset",
+        str,
+        "",
+        "For kind=preset: claude, codex, gemini or pi (the agent CLI you are logged into), "
+        "ollama or llama-cpp (a local OpenAI-compatible server).",
+        pattern=re.compile(r"^(claude|codex|gemini|pi|ollama|llama-cpp)$"),
     ),
     Setting("models.*.url", str, "", "Endpoint base URL (openai, anthropic)."),
     Setting("models.*.model", str, "", "Model name sent to the endpoint."),
@@ -305,7 +313,13 @@ SETTINGS: tuple[Setting, ...] = (
         "Name of the environment variable that holds the API key (the key itself never goes in this file).",
         pattern=ENV_NAME_RE,
     ),
-    Setting("models.*.command", list, [], "Program and arguments for kind=command; request JSON on stdin."),
+    Setting(
+        "models.*.command",
+        list,
+        [],
+        "Program and arguments for kind=command (request JSON on stdin); for an agent CLI preset, the "
+        "program to run instead of the one on PATH.",
+    ),
     Setting(
         "models.*.timeout_s", int, 60, "Seconds before a model call is abandoned.", minimum=1, maximum=600
     ),
