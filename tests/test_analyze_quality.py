@@ -344,7 +344,7 @@ def vectors(tmp_path_factory: pytest.TempPathFactory) -> local.Vectors:
 
     root = StateRoot.at(tmp_path_factory.mktemp("embed") / "state")
     root.ensure()
-    return local.Vectors(load_embedder(root))
+    return local.Vectors(load_embedder(root, calibrated="minilm"))  # what analyze uses
 
 
 @pytest.mark.parametrize(

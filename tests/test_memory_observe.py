@@ -449,7 +449,7 @@ def test_embeddings_find_a_recurring_topic_that_words_miss(state_root: Path) -> 
     assert words["reflected"] == 0 and words["similarity"] == "words"
     conn = store.writer()
     conn.execute("DELETE FROM memory_watermarks WHERE job = 'reflect'")  # consider them again
-    measure = semantic.EmbeddingMeasure(load_embedder(StateRoot(state_root)))
+    measure = semantic.EmbeddingMeasure(load_embedder(StateRoot(state_root), calibrated="minilm"))
     found = reflect.reflect(store, {"stream": "s1"}, measure=measure)
     store.close()
     assert found["similarity"] == "words+embeddings"

@@ -97,7 +97,7 @@ def test_store_damage_is_reported(state_root: Path, damage: str, code: str) -> N
         damage_index(ledger)
     else:
         statement = {
-            "newer": "PRAGMA user_version=7",
+            "newer": "PRAGMA user_version=999",
             "history": "UPDATE schema_migrations SET name = 'other'",
             "drift": "CREATE INDEX extra ON meta (value)",
         }[damage]

@@ -561,7 +561,7 @@ def embed_with(root: Any, conn: Any) -> Any:
         from habitus.embed import load_embedder
         from habitus.habits import vectors
 
-        embedder = load_embedder(root)
+        embedder = load_embedder(root, calibrated="minilm")
         rows = [{"id": h.id, "condition": h.condition, "behavior": h.behavior} for h in habits]
         cached = vectors.load(conn, rows, embedder.model_id, embedder.dims)
         missing = [h for h in habits if h.id not in cached]

@@ -465,12 +465,13 @@ def index_vectors_command(
     """
     from habitus.embed import load_embedder
     from habitus.memory import vectors
+    from habitus.memory.hybrid import MEMORY_MODEL
 
     target = open_store(root, wait, store, io.read_request())
     try:
         if not target.exists():
             raise HabitusError("not_found", f"{target.path}: no {target.name} memory store")
-        result = vectors.index(target, load_embedder(root), limit=limit)
+        result = vectors.index(target, load_embedder(root, calibrated=MEMORY_MODEL), limit=limit)
     finally:
         target.close()
     io.write_result(result, pretty=pretty)

@@ -183,9 +183,10 @@ def evaluate(
 
 def _build_vectors(root: Any, store: Any, *, required: bool, index: Any) -> int:
     from habitus.embed import load_embedder
+    from habitus.memory.hybrid import MEMORY_MODEL
 
     try:
-        embedder = load_embedder(root)
+        embedder = load_embedder(root, calibrated=MEMORY_MODEL)
     except HabitusError as exc:
         if required or exc.code not in ("model_unavailable", "checksum_mismatch"):
             raise

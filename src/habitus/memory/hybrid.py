@@ -53,6 +53,10 @@ MIN_SIMILARITY = 0.2  # all-MiniLM-L6-v2: related short statements score ~0.25-0
 RRF_K = 60
 HINT = "run `habitus memory index-vectors` (with the same --store) to compute them"
 
+# The packaged model memory's vectors and fusion were measured with while `embed.model` is the default:
+# every memory vector (search, index-vectors, reflect, eval) comes from this one model.
+MEMORY_MODEL = "minilm"
+
 
 def query_text(query_string: str) -> str:
     """What gets embedded for a query: its words, without FTS5 operators and punctuation."""
@@ -100,7 +104,7 @@ class Searcher:
             from habitus.embed import load_embedder
 
             try:
-                self.embedder = load_embedder(self.root)
+                self.embedder = load_embedder(self.root, calibrated=MEMORY_MODEL)
             except HabitusError as exc:
                 if self.strict or exc.code not in ("model_unavailable", "checksum_mismatch"):
                     raise

@@ -92,10 +92,11 @@ def measure_for(root: Any) -> tuple[Measure, str | None]:
     model cannot be loaded (reflect and prune then still work, and say which measure they used)."""
     from habitus.embed import load_embedder
     from habitus.errors import HabitusError
+    from habitus.memory.hybrid import MEMORY_MODEL
     from habitus.memory.text import WORDS
 
     try:
-        return EmbeddingMeasure(load_embedder(root)), None
+        return EmbeddingMeasure(load_embedder(root, calibrated=MEMORY_MODEL)), None
     except HabitusError as exc:
         if exc.code not in ("model_unavailable", "checksum_mismatch"):
             raise
