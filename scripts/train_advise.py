@@ -6,7 +6,7 @@ Reads labelled slices (tests/fixtures/advise/train.jsonl: written for training i
 cases.jsonl) with the 32 habits of tests/fixtures/select/habits.jsonl, all approved. Every (slice,
 habit) pair is one example: positive when the slice's expected findings hold that habit. A logistic
 regression (L2, Newton steps, numpy only) is fitted on the standardised features, and the threshold is
-set above every training negative, so the training set raises no false note. The result is written to
+chosen so that the training set raises no false note (see `choose_thresholds`). The result is written to
 src/habitus/advise/judge_weights.json under the model's id, beside the other models' weights.
 heldout.jsonl, fresh.jsonl and dev_multilingual.jsonl are never read here (dev figures come from them).
 """
@@ -37,32 +37,35 @@ CATALOG = FIXTURES / "select" / "habits.jsonl"
 OUT = REPO / "src" / "habitus" / "advise" / judge.WEIGHTS
 L2 = 1.0
 POSITIVE_WEIGHT = 4.0  # positives are ~1 in 32 pairs
-MARGIN = 0.02  # the threshold stands this far above the highest training negative
 
 
-def examples(embedder: object, habits: list, cases: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Features of every (case, habit) pair; whether the habit's situation is in the case (its
-    `about` list or its expected findings); whether a note is expected."""
+def examples(embedder: object, habits: list, cases: list) -> tuple[np.ndarray, ...]:
+    """Features of every (case, habit) pair; whether a note is expected; whether the habit's situation
+    is in the case (its `about` list or its expected findings); whether a note is possible at all."""
     vectors = embedder.embed(
         [field_input(f, getattr(h, f)) for h in habits for f in ("condition", "behavior")]
     )
     conditions, behaviors = vectors[0::2], vectors[1::2]
-    rows, labels, about = [], [], []
+    rows, labels, about, possible = [], [], [], []
     for case in cases:
         entries = [Entry(e["role"], e["text"], True, e.get("name"), "ok") for e in case["entries"]]
         units = local.units_of(Slice(entries=entries))
         rules = [local.Rule.of(h) for h in habits]
         chosen = [units[i] for i in judge.choose(units)]
         embedded = embedder.embed([judge.embed_text(u) for u in chosen] + [judge.turn_text(units)])
-        matrix, _ = judge.features(rules, chosen, units, conditions, behaviors, embedded[:-1], embedded[-1])
+        checks = judge.word_checks(rules, units)
+        matrix, _, allowed = judge.features(
+            rules, chosen, checks, conditions, behaviors, embedded[:-1], embedded[-1]
+        )
         expected = set(case["expected"])
         rows.append(matrix)
+        possible.append(allowed)
         labels.extend(float(f"habit:{h.id}" in expected) for h in habits)
         present = set(case.get("about", [])) | {
             k.split(":", 1)[1] for k in expected if k.startswith("habit:")
         }
         about.extend(float(h.id in present) for h in habits)
-    return np.vstack(rows), np.asarray(labels), np.asarray(about)
+    return np.vstack(rows), np.asarray(labels), np.asarray(about), np.concatenate(possible)
 
 
 def stage(x: np.ndarray, y: np.ndarray, positive_weight: float) -> dict[str, object]:
@@ -91,6 +94,34 @@ def fit(x: np.ndarray, y: np.ndarray, positive_weight: float) -> tuple[np.ndarra
     return w[:-1], float(w[-1])
 
 
+def choose_thresholds(
+    x: np.ndarray, y: np.ndarray, allowed: np.ndarray, weights: dict, per: int, budget: int = 0
+) -> dict[str, float]:
+    """The (top, situation, behaviour) thresholds that find the most true training notes with at most
+    `budget` false ones (the fewest possible when none is within it; fewer candidates first); among
+    equals, the middle of that region, away from both edges."""
+    situation, behaviour = judge.probabilities(x, weights)
+    grid = np.round(np.arange(0.30, 0.96, 0.025), 3)
+    found: dict[tuple[int, float, float], tuple[int, int]] = {}
+    for top in (1, 2):
+        for ts in grid:
+            for tb in grid:
+                trial = {"top": top, "situation_threshold": ts, "behaviour_threshold": tb}
+                tp = fp = 0
+                for c in range(len(y) // per):
+                    rows = slice(c * per, (c + 1) * per)
+                    for r in judge.fired(situation[rows], behaviour[rows], trial, allowed[rows]):
+                        tp += int(y[c * per + r] > 0)
+                        fp += int(y[c * per + r] == 0)
+                found[(top, float(ts), float(tb))] = (-max(fp, budget), tp)
+    most = max(found.values())
+    top = min(t for (t, _, _), tp in found.items() if tp == most)
+    region = sorted((ts, tb) for (t, ts, tb), tp in found.items() if t == top and tp == most)
+    ts = region[len(region) // 2][0]
+    tbs = sorted(tb for s, tb in region if s == ts)
+    return {"top": top, "situation_threshold": ts, "behaviour_threshold": tbs[len(tbs) // 2]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=None, help="embedding model name (default: the configured one)")
@@ -100,17 +131,19 @@ def main() -> None:
         embedder = load_embedder(StateRoot(Path(home)), args.model)
         habits = load_habits(CATALOG)
         cases = [c for path in TRAIN for c in load_cases(path)]
-        x, y, about = examples(embedder, habits, cases)
+        x, y, about, allowed = examples(embedder, habits, cases)
     cut = len(judge.SITUATION)
     situation = stage(x[:, :cut], about, POSITIVE_WEIGHT)
     present = about > 0
     behaviour = stage(x[present, cut:], y[present], 1.0)
     weights = {"features": list(judge.FEATURES), "situation": situation, "behaviour": behaviour}
-    p = judge.probabilities(x, weights)
-    negatives = p[y == 0]
-    threshold = min(0.99, float(negatives.max()) + MARGIN)
-    weights["threshold"] = round(threshold, 4)
-    found = int(((p >= threshold) & (y > 0)).sum())
+    weights.update(choose_thresholds(x, y, allowed, weights, len(habits)))
+    situation_p, behaviour_p = judge.probabilities(x, weights)
+    notes = [set() for _ in cases]
+    for c in range(len(cases)):
+        rows = slice(c * len(habits), (c + 1) * len(habits))
+        notes[c] = set(judge.fired(situation_p[rows], behaviour_p[rows], weights, allowed[rows]))
+    found = sum(int(y[c * len(habits) + r] > 0) for c in range(len(cases)) for r in notes[c])
     print(
         json.dumps(
             {
@@ -118,7 +151,9 @@ def main() -> None:
                 "pairs": len(y),
                 "situations": int(about.sum()),
                 "notes": int(y.sum()),
-                "threshold": weights["threshold"],
+                "top": weights["top"],
+                "situation_threshold": weights["situation_threshold"],
+                "behaviour_threshold": weights["behaviour_threshold"],
                 "train_recall_of_scorer": round(found / max(1, int(y.sum())), 3),
                 "situation": dict(zip(judge.SITUATION, np.round(situation["w"], 3).tolist(), strict=True)),
                 "behaviour": dict(zip(judge.BEHAVIOUR, np.round(behaviour["w"], 3).tolist(), strict=True)),

@@ -53,6 +53,7 @@ SITUATION = (
     "whole_z",
     "rule_trigger",
     "doubt",
+    "meta",
 )
 BEHAVIOUR = (
     "evidence",
@@ -78,6 +79,10 @@ _DOUBT = re.compile(
     r"не|нет|ещё|еще|если|бы|можно)\b|まだ|ない|ません|なら|還沒|还没|没有|未|如果|可能",
     re.IGNORECASE,
 )
+
+
+# Talk about habits ("what habits do I have about releases") is not the situation itself.
+_META = re.compile(r"\bhabit|\bgewohnheit|\bhábito|\bhabitude|\bпривычк|習慣|习惯|\bhabitus\b", re.IGNORECASE)
 
 
 @dataclass
@@ -113,25 +118,58 @@ def turn_text(units: list[Unit]) -> str:
     return " ".join(parts)[:TURN_CHARS]
 
 
+@dataclass
+class Words:
+    """What the word rules saw of one habit in the whole slice (computed once per review)."""
+
+    triggers: list[int]  # units passing its trigger word check
+    violations: list[int]  # units holding its avoided words
+    evidence: bool  # a do-habit's distinctive words appear in some agent unit
+    possible: bool  # a note is possible at all (see `word_checks`)
+    violation_tool: bool  # an avoided word in a tool call
+
+
+def word_checks(rules: list[Rule], every: list[Unit]) -> list[Words]:
+    out = []
+    for rule in rules:
+        triggers = [u for u, unit in enumerate(every) if rule.candidate(unit)] if rule.required else []
+        violations = [u for u, unit in enumerate(every) if rule.violation_words(unit)]
+        out.append(
+            Words(
+                triggers,
+                violations,
+                rule.absence_checked and rule.evidence(every),
+                # A habit that only says what to avoid ("do not ...", "X instead of Y") is broken only
+                # by doing the avoided thing, so absence proves nothing: its note needs an avoided word
+                # in the new work (tool calls are code, and code reads the same in every language).
+                not rule.avoided or bool(rule.positive) or bool(violations),
+                any(every[u].role == "tool" for u in violations),
+            )
+        )
+    return out
+
+
 def features(
     rules: list[Rule],
     units: list[Unit],
-    every: list[Unit],
+    words: list[Words],
     conditions: np.ndarray,
     behaviors: np.ndarray,
     vectors: np.ndarray,
     turn: np.ndarray,
-) -> tuple[np.ndarray, list[int | None]]:
-    """The feature matrix (one row per rule, FEATURES columns) and each rule's best trigger unit (an
-    index into `units`, the embedded units, None when none is on its side); the word rules read
-    `every` unit of the slice, and `turn` is the vector of the whole new work (`turn_text`)."""
+) -> tuple[np.ndarray, list[int | None], np.ndarray]:
+    """The feature matrix (one row per rule, FEATURES columns), each rule's best trigger unit (an
+    index into `units`, the embedded units, None when none is on its side) and whether a note is
+    possible at all; `words` are the word rules' verdicts on the whole slice, and `turn`
+    is the vector of the whole new work (`turn_text`)."""
     import numpy as np
 
     n = len(rules)
     out = np.zeros((n, len(FEATURES)), dtype=np.float64)
     best: list[int | None] = [None] * n
+    allowed = np.array([w.possible for w in words], dtype=bool)
     if not n or not len(units):
-        return out, best
+        return out, best, allowed
     cond = vectors @ conditions.T  # units x rules
     beh = vectors @ behaviors.T
     agent = np.array([u.role in ("assistant", "tool") for u in units])
@@ -167,6 +205,7 @@ def features(
     whole = conditions + behaviors  # the habit as a whole: its situation and what is done in it
     whole = whole / np.maximum(np.linalg.norm(whole, axis=1, keepdims=True), 1e-12)
     whole_z = _z(whole @ turn)
+    meta = float(any(u.new and u.role != "tool" and _META.search(u.text) for u in units))
     for r, rule in enumerate(rules):
         avoid = 1.0 if rule.avoided else 0.0
         u = best[r]
@@ -180,19 +219,20 @@ def features(
             turn_z[r],
             turn_top[r],
             whole_z[r],
-            float(bool(rule.required) and any(rule.candidate(x) for x in every)),
+            float(bool(words[r].triggers)),
             float(bool(trigger_unit and trigger_unit.prose and _DOUBT.search(trigger_unit.lowered))),
+            meta,
             evidence[r],
             evidence_z[r],
             evidence_tool[r],
             excess[r],
-            float(rule.absence_checked and rule.evidence(every)),
-            float(any(rule.violation_words(x) and x.role == "tool" for x in every)),
+            float(words[r].evidence),
+            float(words[r].violation_tool),
             avoid,
             avoid * evidence_tool[r],
             avoid * excess[r],
         )
-    return out, best
+    return out, best, allowed
 
 
 def _z(values: np.ndarray) -> np.ndarray:
@@ -232,31 +272,48 @@ def _stage(matrix: np.ndarray, stage: dict[str, Any]) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))
 
 
-def probabilities(matrix: np.ndarray, weights: dict[str, Any]) -> np.ndarray:
-    """P(situation present) x P(behaviour missing or broken | situation), per row of `matrix`."""
+def probabilities(matrix: np.ndarray, weights: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """P(situation present) and P(behaviour missing or broken | situation), per row of `matrix`."""
     situation = _stage(matrix[:, : len(SITUATION)], weights["situation"])
     behaviour = _stage(matrix[:, len(SITUATION) :], weights["behaviour"])
-    return situation * behaviour
+    return situation, behaviour
+
+
+def fired(
+    situation: np.ndarray, behaviour: np.ndarray, weights: dict[str, Any], allowed: np.ndarray
+) -> list[int]:
+    """The habits (row indexes) that get a note: among the `top` most likely situations of the slice
+    (a turn is about one or two things; judging all habits multiplies the false notes), those whose
+    situation and missing behaviour both reach their thresholds."""
+    import numpy as np
+
+    top = [int(r) for r in np.argsort(-situation, kind="stable")[: int(weights["top"])]]
+    return sorted(
+        r
+        for r in top
+        if allowed[r]
+        and situation[r] >= float(weights["situation_threshold"])
+        and behaviour[r] >= float(weights["behaviour_threshold"])
+    )
 
 
 def judge(
     rules: list[Rule],
     units: list[Unit],
-    every: list[Unit],
+    words: list[Words],
     conditions: np.ndarray,
     behaviors: np.ndarray,
     vectors: np.ndarray,
     turn: np.ndarray,
     weights: dict[str, Any],
 ) -> list[Scored]:
-    """The rules whose probability of a note reaches the trained threshold, with their trigger unit."""
-    matrix, best = features(rules, units, every, conditions, behaviors, vectors, turn)
+    """The rules that get a note (`fired`), with their trigger unit."""
+    matrix, best, allowed = features(rules, units, words, conditions, behaviors, vectors, turn)
     if not len(matrix):
         return []
-    chances = probabilities(matrix, weights)
-    threshold = float(weights["threshold"])
+    situation, behaviour = probabilities(matrix, weights)
     return [
-        Scored(rule, float(chances[r]), units[best[r]] if best[r] is not None else None)
-        for r, rule in enumerate(rules)
-        if chances[r] >= threshold and best[r] is not None
+        Scored(rules[r], float(situation[r] * behaviour[r]), units[best[r]] if best[r] is not None else None)
+        for r in fired(situation, behaviour, weights, allowed)
+        if best[r] is not None
     ]
