@@ -7,8 +7,8 @@
   with `ensure_vectors`); select considers the top 100 by confidence then id, as designed. Prompts
   rotate over a few requests and non-requests;
 - in process, on the same root: retrieval alone (embed the prompt, its clauses and their plain-words
-  reading, cosine against the 100 cached condition vectors, floor and top-k), the local judge, and the
-  whole `select()`;
+  reading where it differs, cosine against the 100 cached condition and example vectors, floor and
+  top-k), the local judge (the gate), and the whole `select()`; prompts include German and Japanese;
 - the cost that dominates a process: importing numpy/onnxruntime and loading the model.
 """
 
@@ -30,6 +30,8 @@ PROMPTS = [
     "delete the tmp/ directory and the old build artifacts",
     "what's the difference between a mutex and a semaphore?",
     "review PR #412 and then open one for my branch",
+    "schreib bitte die Commit-Nachricht für die Änderungen",
+    "このブランチでプルリクエストを作成して",
 ]
 VERBS = [
     "writing", "reviewing", "deleting", "renaming", "deploying", "documenting", "profiling", "testing",
@@ -149,8 +151,8 @@ def run(runs: int) -> list[Row]:
                 "select hook, 1,000 approved habits, local judge (per process)",
                 full,
                 runs,
-                "<= 800 ms",
-                full <= 800,
+                "<= 300 ms",
+                full <= 300,
                 f"seeded in {seeded:.1f} s",
             )
         )
@@ -160,8 +162,9 @@ def run(runs: int) -> list[Row]:
 
 def _in_process(root: str, runs: int) -> list[Row]:
     from habitus.embed import load_embedder
-    from habitus.habits import active_habits, condition_matrix, load_law
+    from habitus.habits import active_habits, load_law
     from habitus.habits.store import Ledger
+    from habitus.habits.vectors import retrieval_matrix
     from habitus.select import judge, select
     from habitus.state.root import StateRoot
 
@@ -175,16 +178,16 @@ def _in_process(root: str, runs: int) -> list[Row]:
     embedder = load_embedder(state)
     with Ledger.open_read(state, wait=5) as ledger:  # type: ignore[union-attr]
         habits = active_habits(ledger.conn, load_law(state))
-        matrix = condition_matrix(ledger.conn, habits, embedder.model_id, embedder.dims)
-        read = median_ms(time_call(lambda: condition_matrix(ledger.conn, active_habits(ledger.conn, load_law(state)),
+        matrix, owners = retrieval_matrix(ledger.conn, habits, embedder.model_id, embedder.dims)
+        read = median_ms(time_call(lambda: retrieval_matrix(ledger.conn, active_habits(ledger.conn, load_law(state)),
                                                             embedder.model_id, embedder.dims), runs=runs))  # fmt: skip
     queries = [judge.analyse(p) for p in PROMPTS]
     counter = iter(range(10**9))
 
     def retrieval() -> None:
-        judge.retrieve(embedder, matrix, queries[next(counter) % len(queries)])
+        judge.retrieve(embedder, matrix, queries[next(counter) % len(queries)], owners)
 
-    found = [judge.retrieve(embedder, matrix, q) for q in queries]
+    found = [judge.retrieve(embedder, matrix, q, owners) for q in queries]
 
     def judging() -> None:
         n = next(counter) % len(queries)

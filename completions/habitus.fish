@@ -77,6 +77,8 @@ function __habitus_node
                 set node 'habit disable'
             case 'habit|enable'
                 set node 'habit enable'
+            case 'habit|example'
+                set node 'habit example'
             case 'habit|list'
                 set node 'habit list'
             case 'habit|recheck'
@@ -85,6 +87,12 @@ function __habitus_node
                 set node 'habit reject'
             case 'habit|show'
                 set node 'habit show'
+            case 'habit example|add'
+                set node 'habit example add'
+            case 'habit example|list'
+                set node 'habit example list'
+            case 'habit example|remove'
+                set node 'habit example remove'
             case 'hooks|install'
                 set node 'hooks install'
             case 'hooks|print'
@@ -275,6 +283,7 @@ complete -c habitus -n "test (__habitus_node) = 'habit'" -a archive -d 'Archive 
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a declare -d 'Create a habit from exact wording and activate it when nothing blocks it.'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a disable -d 'Stop using an active habit (it stays approved).'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a enable -d 'Use a disabled or dormant habit again (same checks as approval).'
+complete -c habitus -n "test (__habitus_node) = 'habit'" -a example -d 'Add, list or remove the example prompts of a habit.'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a list -d 'List habits, numbered for review.'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a recheck -d 'Check habits against the current law and rebuild missing vectors.'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a reject -d 'Reject a candidate (archived; analyze will not propose it again).'
@@ -293,6 +302,7 @@ complete -c habitus -n "test (__habitus_node) = 'habit archive'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'habit declare'" -l behavior -r
 complete -c habitus -n "test (__habitus_node) = 'habit declare'" -l condition -r
 complete -c habitus -n "test (__habitus_node) = 'habit declare'" -l confidence -r
+complete -c habitus -n "test (__habitus_node) = 'habit declare'" -l example -r
 complete -c habitus -n "test (__habitus_node) = 'habit declare'" -l help
 complete -c habitus -n "test (__habitus_node) = 'habit declare'" -l polarity -x -a '1 -1'
 complete -c habitus -n "test (__habitus_node) = 'habit declare'" -l pretty
@@ -308,6 +318,22 @@ complete -c habitus -n "test (__habitus_node) = 'habit enable'" -l help
 complete -c habitus -n "test (__habitus_node) = 'habit enable'" -l pretty
 complete -c habitus -n "test (__habitus_node) = 'habit enable'" -l root -r
 complete -c habitus -n "test (__habitus_node) = 'habit enable'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'habit example'" -a add -d 'Record a prompt you confirm this habit applies to.'
+complete -c habitus -n "test (__habitus_node) = 'habit example'" -a list -d 'List a habit\'s example prompts.'
+complete -c habitus -n "test (__habitus_node) = 'habit example'" -a remove -d 'Remove one example prompt (by the id `habit example list` shows).'
+complete -c habitus -n "test (__habitus_node) = 'habit example'" -l help
+complete -c habitus -n "test (__habitus_node) = 'habit example add'" -l help
+complete -c habitus -n "test (__habitus_node) = 'habit example add'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'habit example add'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'habit example add'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'habit example list'" -l help
+complete -c habitus -n "test (__habitus_node) = 'habit example list'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'habit example list'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'habit example list'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'habit example remove'" -l help
+complete -c habitus -n "test (__habitus_node) = 'habit example remove'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'habit example remove'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'habit example remove'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'habit list'" -l all
 complete -c habitus -n "test (__habitus_node) = 'habit list'" -l help
 complete -c habitus -n "test (__habitus_node) = 'habit list'" -l pretty

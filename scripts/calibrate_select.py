@@ -1,139 +1,360 @@
-"""Calibrate the local select judge's scorer on the fit half of tests/fixtures/select/cases.jsonl.
+"""Fit the local select judge's gate (src/habitus/select/gate.json) for one embedding model kind.
 
-    .venv/bin/python scripts/calibrate_select.py
+    .venv/bin/python scripts/calibrate_select.py [--model e5|minilm] [--write] [--report FILE]
 
-1. Every (live clause, retrieved condition) pair that passes the rule checks is a training row
-   (`judge.candidates`, features `judge.FEATURES`). Its label is 1 when the condition's habit is expected
-   for the case and this clause is the case's most similar eligible clause for it, else 0.
-2. A logistic regression with an L2 penalty (L2, not on the bias) is fitted by Newton's method
-   (deterministic); weights and bias are rounded to 3 decimals.
-3. The acceptance threshold (2000..8000 bp in steps of 250) is chosen by two-fold cross-validation
-   inside the fit half (folds by SHA-256 of the case id; each fold scored by a model fitted on the
-   other): the threshold with the best F0.5 (precision weighs twice as much as recall, because unseen
-   prompts cost precision first), the middle one when several tie. The weights are then fitted on the
-   whole fit half.
+Training data (all hand-written, none blind): tests/fixtures/select/cases.jsonl, cases_blind.jsonl
+(named so historically; measured and tuned on, so it is dev data now) and train_multilingual.jsonl
+(training prompts in English, German, Spanish, French, Portuguese, Russian, Japanese and Chinese).
 
-Prints the scorer to paste into judge.py and the figures on the fit half. The held-out half and
-cases_blind.jsonl play no part (measure them with `habitus eval select`). tests/test_select_eval.py
-recomputes the scorer and fails if judge.SCORER drifts from it.
+1. The live-request classifier: a logistic regression (L2, Newton's method, deterministic) over the
+   embedding of each whole prompt. Live (1): applies, paraphrase, mixed, unrelated, near_miss and the
+   follow-ups that expect a habit; not live (0): negation, hypothetical, quotation, meta.
+2. The pair model: a logistic regression over `gate.FEATURES` for every (case, retrieved habit) row,
+   labelled 1 when the habit is expected for the case.
+3. Five-fold cross-validation by case (folds by SHA-256 of the id; both models refitted on the other
+   four folds) gives out-of-fold probabilities; the acceptance threshold is the lowest (in steps of
+   250 bp) whose out-of-fold precision is at least TARGET_PRECISION, so that unseen prompts keep
+   precision at the cost of recall.
+4. Ablation: each rule feature is dropped (its column zeroed, both models refitted) and the
+   out-of-fold F1 at the chosen threshold compared; a rule feature that does not gain is dropped from
+   the written gate (weight 0) and listed under "dropped".
+
+With --catalog small, every case is judged against a small catalog instead (2 to 8 habits: the expected
+ones and others drawn by the case's hash), and the gate for catalogs under gate.SMALL_CATALOG habits is
+fitted (precision floor SMALL_PRECISION): margins over the next habit are wider there.
+
+Prints the cross-validated figures (these are dev/tuned figures, never blind ones) by category, set and
+language; --write stores the gate fitted on all cases.
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
+import json
 import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
 REPO = Path(__file__).resolve().parent.parent
-CASES = REPO / "tests" / "fixtures" / "select" / "cases.jsonl"
-HABITS = REPO / "tests" / "fixtures" / "select" / "habits.jsonl"
-BETA = 0.5  # precision weighs twice as much as recall
-L2 = 1.0
-ITERATIONS = 50
+sys.path.insert(0, str(REPO / "src"))
+SELECT = REPO / "tests" / "fixtures" / "select"
+SETS = ("cases.jsonl", "cases_blind.jsonl", "train_multilingual.jsonl")
+GATE = REPO / "src" / "habitus" / "select" / "gate.json"
+LIVE = {"applies", "paraphrase", "mixed", "unrelated", "near_miss"}
+NOT_LIVE = {"negation", "hypothetical", "quotation", "meta"}
+LIVE_L2 = 30.0
+PAIR_L2 = 1.0
+FOLDS = 5
+TARGET_PRECISION = 0.93
+SMALL = (2, 3, 5, 8)
+SMALL_PRECISION = 0.90  # a small catalog holds fewer near misses: its floor is the acceptance target
+CATALOG = "full"  # --catalog: fit the gate for the full catalog or for small ones (gate.SMALL_CATALOG)  # sizes of the small catalogs each case is also judged against
+REFERENCE: tuple[float, ...] = ()
 LIMIT = 3
-THRESHOLDS = range(2000, 8001, 250)
+THRESHOLDS = range(2000, 9501, 250)
 
 
-def training_rows(habits, prepared):  # type: ignore[no-untyped-def]
-    """(features, label) for every eligible pair of the prepared cases."""
-    from habitus.select import judge
-
-    rows = []
-    for item in prepared:
-        expected = {i for i, h in enumerate(habits) if h.id in item.case.expected}
-        pairs = judge.candidates(item.query, item.found, item.scored)
-        best: dict[int, tuple[float, int]] = {}
-        for u, j, values in pairs:
-            if item.found.picked[j] in expected and (j not in best or values[0] > best[j][0]):
-                best[j] = (values[0], u)
-        rows.extend((values, int(j in best and best[j][1] == u)) for u, j, values in pairs)
-    return rows
+def fit(x: np.ndarray, y: np.ndarray, l2: float, iterations: int = 30) -> tuple[np.ndarray, float]:
+    """L2-penalised logistic regression (bias not penalised) by Newton's method, on standardised
+    columns (so the penalty treats a cosine's small spread like any other feature's); the weights
+    returned apply to the raw columns."""
+    x = np.asarray(x, dtype=np.float64)
+    mean, std = x.mean(axis=0), x.std(axis=0)
+    std[std < 1e-9] = 1.0
+    w, b = _fit((x - mean) / std, y, l2, iterations)
+    raw = w / std
+    return raw, b - float(raw @ mean)
 
 
-def fit_logistic(rows):  # type: ignore[no-untyped-def]
-    """(weights, bias) of an L2-penalised logistic regression, Newton's method from zero."""
-    import numpy as np
-
-    x = np.array([[*values, 1.0] for values, _ in rows], dtype=np.float64)
-    y = np.array([label for _, label in rows], dtype=np.float64)
-    penalty = L2 * np.diag([1.0] * (x.shape[1] - 1) + [0.0])
-    w = np.zeros(x.shape[1])
-    for _ in range(ITERATIONS):
-        p = 1.0 / (1.0 + np.exp(-(x @ w)))
-        gradient = x.T @ (p - y) + penalty @ w
-        hessian = x.T @ (x * (p * (1 - p))[:, None]) + penalty
-        w = w - np.linalg.solve(hessian, gradient)
-    return tuple(round(float(v), 3) for v in w[:-1]), round(float(w[-1]), 3)
-
-
-def fold(case) -> int:  # type: ignore[no-untyped-def]
-    """Which of two folds of the fit half a case belongs to (SHA-256 of its id)."""
-    return int(hashlib.sha256(case.id.encode()).hexdigest(), 16) % 2
+def _fit(x: np.ndarray, y: np.ndarray, l2: float, iterations: int) -> tuple[np.ndarray, float]:
+    n, d = x.shape
+    a = np.hstack([x, np.ones((n, 1))]).astype(np.float64)
+    w = np.zeros(d + 1)
+    penalty = np.full(d + 1, l2)
+    penalty[-1] = 0.0
+    for _ in range(iterations):
+        p = 1 / (1 + np.exp(-np.clip(a @ w, -60, 60)))
+        grad = a.T @ (p - y) + penalty * w
+        hess = (a * (p * (1 - p))[:, None]).T @ a + np.diag(penalty + 1e-9)
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return w[:-1], float(w[-1])
 
 
-def threshold_curve(habits, prepared):  # type: ignore[no-untyped-def]
-    """accept_bp -> (tp, fp, fn) summed over the two folds, each scored by a model fitted on the other."""
-    from habitus.select import evaluate, judge
-
-    curve = {accept: [0, 0, 0] for accept in THRESHOLDS}
-    for k in (0, 1):
-        train = [p for p in prepared if fold(p.case) != k]
-        test = [p for p in prepared if fold(p.case) == k]
-        weights, bias = fit_logistic(training_rows(habits, train))
-        for accept in THRESHOLDS:
-            total = evaluate.decide_all(
-                habits, test, limit=LIMIT, scorer=judge.Scorer(weights, bias, accept)
-            ).total
-            for n, value in enumerate((total.tp, total.fp, total.fn)):
-                curve[accept][n] += value
-    return curve
+def fold_of(case_id: str) -> int:
+    base = case_id.removesuffix("~small")  # a case and its small-catalog copy share a fold
+    return int(hashlib.sha256(base.encode()).hexdigest(), 16) % FOLDS
 
 
-def f_beta(tp: int, fp: int, fn: int) -> float:
-    if not tp:
-        return 0.0
-    p, r, b2 = tp / (tp + fp), tp / (tp + fn), BETA * BETA
-    return (1 + b2) * p * r / (b2 * p + r)
-
-
-def choose_threshold(curve: dict[int, list[int]]) -> int:
-    """The middle of the thresholds that tie for the best cross-validated F-beta."""
-    scores = {accept: round(f_beta(*counts), 4) for accept, counts in curve.items()}
-    best = max(scores.values())
-    tied = sorted(a for a, v in scores.items() if v == best)
-    return tied[(len(tied) - 1) // 2]
-
-
-def calibrate(embedder, habits, cases):  # type: ignore[no-untyped-def]
-    """The judge.Scorer: weights fitted on the whole fit half, threshold from its cross-validation."""
-    from habitus.select import evaluate, judge
-
-    prepared = evaluate.prepare(embedder, habits, evaluate.split(cases, "fit"))
-    accept = choose_threshold(threshold_curve(habits, prepared))
-    weights, bias = fit_logistic(training_rows(habits, prepared))
-    return judge.Scorer(weights, bias, accept)
-
-
-def main() -> None:
-    sys.path.insert(0, str(REPO / "src"))
+def load(model: str):  # type: ignore[no-untyped-def]
     from habitus.embed import load_embedder
-    from habitus.select import evaluate, judge
+    from habitus.select import evaluate
     from habitus.state.root import StateRoot
 
-    embedder = load_embedder(StateRoot.at(tempfile.mkdtemp(prefix="habitus-calibrate-")))
-    habits = evaluate.load_catalog(HABITS)
-    cases = evaluate.load_cases(CASES, {h.id for h in habits})
-    scorer = calibrate(embedder, habits, cases)
-    print(f"SCORER = Scorer(weights={scorer.weights}, bias={scorer.bias}, accept_bp={scorer.accept_bp})")
-    print("features:", ", ".join(f"{n} {w}" for n, w in zip(judge.FEATURES, scorer.weights, strict=True)))
-    prepared = evaluate.prepare(embedder, habits, evaluate.split(cases, "fit"))
-    report = evaluate.decide_all(habits, prepared, limit=LIMIT, scorer=scorer).as_dict()
-    print(
-        f"fit: precision {report['precision']} recall {report['recall']} "
-        f"tp {report['tp']} fp {report['fp']} fn {report['fn']} cases {report['cases']}"
+    habits = evaluate.load_catalog(SELECT / "habits.jsonl")
+    known = {h.id for h in habits}
+    cases, origin, language = [], {}, {}
+    for name in SETS:
+        for case in evaluate.load_cases(SELECT / name, known):
+            cases.append(case)
+            origin[case.id] = name
+        for line in (SELECT / name).read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                obj = json.loads(line)
+                language[obj["id"]] = obj.get("lang") or _note_language(obj.get("note", ""))
+    root = StateRoot.at(tempfile.mkdtemp())
+    embedder = Cached(load_embedder(root, model))
+    prepared = evaluate.prepare(embedder, habits, cases)
+    embedder.save()
+    from habitus.habits.vectors import field_input
+
+    matrix = embedder.embed([field_input("condition", h.condition) for h in habits])
+    reference = matrix.mean(axis=0)
+    if CATALOG == "small":
+        prepared = small_catalogs(embedder, habits, matrix, prepared)
+    embedder.save()
+    return habits, prepared, origin, language, embedder.kind, tuple(float(v) for v in reference)
+
+
+def small_catalogs(embedder, habits, matrix, prepared):  # type: ignore[no-untyped-def]
+    """Each case once more against a small catalog (SMALL habits: the expected ones and others drawn by
+    the case's hash), so the gate also holds where a user has only a few habits and a habit's margin
+    over the next one is wide. Habit indexes stay those of the full catalog."""
+    from habitus.select import evaluate, judge
+
+    out = []
+    for item in prepared:
+        seed = int(hashlib.sha256(item.case.id.encode()).hexdigest(), 16)
+        rng = np.random.default_rng(seed % 2**32)
+        size = int(rng.choice(SMALL))
+        expected = [i for i, h in enumerate(habits) if h.id in item.case.expected]
+        others = [i for i in rng.permutation(len(habits)) if i not in expected]
+        keep = sorted(expected + others[: max(0, size - len(expected))])
+        found = judge.retrieve(embedder, matrix[keep], item.query)
+        found.picked = [keep[j] for j in found.picked]
+        case = evaluate.Case(
+            item.case.id + "~small",
+            item.case.prompt,
+            item.case.context,
+            item.case.expected,
+            item.case.category,
+        )
+        out.append(evaluate.Prepared(case, item.query, found))
+    return out
+
+
+class Cached:
+    """The embedder with a cache of vectors on disk (a rerun embeds only new texts)."""
+
+    def __init__(self, inner) -> None:  # type: ignore[no-untyped-def]
+        self.inner = inner
+        self.kind, self.dims, self.model_id = inner.kind, inner.dims, inner.model_id
+        self.path = Path(tempfile.gettempdir()) / f"habitus-calibrate-{inner.model_id}.json"
+        self.cache = json.loads(self.path.read_text()) if self.path.exists() else {}
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        todo = [t for t in dict.fromkeys(texts) if t not in self.cache]
+        if todo:
+            for t, v in zip(todo, self.inner.embed(todo), strict=True):
+                self.cache[t] = [float(x) for x in v]
+        return np.asarray([self.cache[t] for t in texts], dtype=np.float32).reshape(len(texts), self.dims)
+
+    def save(self) -> None:
+        self.path.write_text(json.dumps(self.cache))
+
+
+def _note_language(note: str) -> str:
+    lowered = note.lower()
+    for word, code in (("german", "de"), ("spanish", "es"), ("french", "fr"), ("portuguese", "pt")):
+        if word in lowered:
+            return code
+    return "en"
+
+
+def live_label(case) -> int | None:  # type: ignore[no-untyped-def]
+    if case.category in LIVE or (case.category == "followup" and case.expected):
+        return 1
+    if case.category in NOT_LIVE:
+        return 0
+    return None
+
+
+def train(habits, prepared, *, zeroed: tuple[str, ...] = ()):  # type: ignore[no-untyped-def]
+    from habitus.select import gate, judge
+
+    xs, ys = [], []
+    for item in prepared:
+        label = live_label(item.case)
+        if label is not None:
+            xs.append(item.found.prompt_vector)
+            ys.append(label)
+    lw, lb = fit(np.asarray(xs), np.asarray(ys, dtype=np.float64), LIVE_L2)
+    live = gate.Logistic(tuple(float(v) for v in lw), lb)
+    rows, labels = [], []
+    for item in prepared:
+        for j, values, _ in judge.candidates(
+            habits, item.query, item.found, live_model=live, reference=REFERENCE
+        ):
+            rows.append(_zero(values, zeroed))
+            labels.append(float(habits[item.found.picked[j]].id in item.case.expected))
+    pw, pb = fit(np.asarray(rows), np.asarray(labels), PAIR_L2)
+    return gate.Gate(gate.Logistic(tuple(float(v) for v in pw), pb), 5000, live, zeroed)
+
+
+def _zero(values, zeroed):  # type: ignore[no-untyped-def]
+    from habitus.select import gate
+
+    return tuple(0.0 if name in zeroed else v for name, v in zip(gate.FEATURES, values, strict=True))
+
+
+def out_of_fold(habits, prepared, *, zeroed=()):  # type: ignore[no-untyped-def]
+    """Per case: [(habit id, probability, rule reason)] from a gate fitted on the other folds."""
+    from habitus.select import judge
+
+    out = {}
+    for fold in range(FOLDS):
+        model = train(habits, [p for p in prepared if fold_of(p.case.id) != fold], zeroed=zeroed)
+        for item in prepared:
+            if fold_of(item.case.id) != fold:
+                continue
+            rows = judge.candidates(
+                habits, item.query, item.found, live_model=model.live, reference=REFERENCE
+            )
+            out[item.case.id] = [
+                (habits[item.found.picked[j]].id, model.probability(_zero(v, zeroed))) for j, v, _ in rows
+            ]
+    return out
+
+
+def tally(prepared, scored, threshold, groups=None):  # type: ignore[no-untyped-def]
+    totals: dict[str, list[int]] = {}
+    for item in prepared:
+        chosen = sorted(((p, h) for h, p in scored[item.case.id] if p * 10000 >= threshold), reverse=True)[
+            :LIMIT
+        ]
+        selected = {h for _, h in chosen}
+        expected = set(item.case.expected)
+        keys = ["all", *(groups(item) if groups else [])]
+        for key in keys:
+            t = totals.setdefault(key, [0, 0, 0, 0])
+            t[0] += len(selected & expected)
+            t[1] += len(selected - expected)
+            t[2] += len(expected - selected)
+            t[3] += 1
+    return totals
+
+
+def figures(t: list[int]) -> dict[str, float | int | None]:
+    tp, fp, fn, n = t
+    p = tp / (tp + fp) if tp + fp else None
+    r = tp / (tp + fn) if tp + fn else None
+    f1 = 2 * p * r / (p + r) if p and r else None
+    return {
+        "n": n,
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+        "precision": None if p is None else round(p, 3),
+        "recall": None if r is None else round(r, 3),
+        "f1": None if f1 is None else round(f1, 3),
+    }
+
+
+def choose(prepared, scored) -> int:  # type: ignore[no-untyped-def]
+    """The lowest threshold whose precision reaches TARGET_PRECISION on the full catalog and
+    SMALL_PRECISION on the small ones."""
+
+    def kind(item):  # type: ignore[no-untyped-def]
+        return ["small" if item.case.id.endswith("~small") else "full"]
+
+    for threshold in THRESHOLDS:
+        totals = tally(prepared, scored, threshold, kind)
+        totals.pop("all")
+        if all(
+            t[0] + t[1] and t[0] / (t[0] + t[1]) >= floor
+            for k, t in totals.items()
+            for floor in [TARGET_PRECISION if k == "full" else SMALL_PRECISION]
+        ):
+            return threshold
+    return THRESHOLDS[-1]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--model", default="e5")
+    parser.add_argument("--write", action="store_true")
+    parser.add_argument("--report", help="write the figures as JSON to this file")
+    parser.add_argument("--no-ablation", action="store_true")
+    parser.add_argument("--catalog", choices=("full", "small"), default="full")
+    args = parser.parse_args()
+    global CATALOG
+    CATALOG = args.catalog
+    from habitus.select import gate
+
+    habits, prepared, origin, language, kind, reference = load(args.model)
+    global REFERENCE
+    REFERENCE = reference
+    scored = out_of_fold(habits, prepared)
+    threshold = choose(prepared, scored)
+
+    def groups(item):  # type: ignore[no-untyped-def]
+        base = item.case.id.removesuffix("~small")
+        lang = language.get(base, "en")
+        catalog = "small" if item.case.id.endswith("~small") else "full"
+        out = [f"catalog:{catalog}"]
+        if catalog == "small":
+            return out
+        out += [f"set:{origin[base]}", f"category:{item.case.category}", f"lang:{lang}"]
+        if lang != "en":
+            out.append("lang:non-en")
+        return out
+
+    report = {
+        "model": kind,
+        "cases": len(prepared),
+        "accept_bp": threshold,
+        "cv": {k: figures(v) for k, v in sorted(tally(prepared, scored, threshold, groups).items())},
+        "ablation": {},
+    }
+    dropped: list[str] = []
+    if not args.no_ablation:
+        base = figures(tally(prepared, scored, threshold)["all"])["f1"] or 0.0
+        for rule in gate.RULES:
+            other = out_of_fold(habits, prepared, zeroed=(rule,))
+            at = choose(prepared, other)
+            f1 = figures(tally(prepared, other, at)["all"])["f1"] or 0.0
+            report["ablation"][rule] = {"f1_without": f1, "f1_with": base, "gain": round(base - f1, 3)}
+            if base - f1 <= 0:
+                dropped.append(rule)
+    print(json.dumps(report, indent=1))
+    if args.report:
+        Path(args.report).write_text(json.dumps(report, indent=1) + "\n")
+    if args.write:
+        if dropped:  # refit and re-choose without the rule features that gained nothing
+            scored = out_of_fold(habits, prepared, zeroed=tuple(dropped))
+            threshold = choose(prepared, scored)
+        model = train(habits, prepared, zeroed=tuple(dropped))
+        data = json.loads(GATE.read_text()) if GATE.exists() else {"models": {}}
+        data["features"] = list(gate.FEATURES)
+        data["models"][kind if CATALOG == "full" else f"{kind}/small"] = {
+            "accept_bp": threshold,
+            "dropped": dropped,
+            "pair": {"weights": [round(w, 4) for w in model.pair.weights], "bias": round(model.pair.bias, 4)},
+            "live": {"weights": [round(w, 5) for w in model.live.weights], "bias": round(model.live.bias, 5)},
+            "reference": [round(v, 5) for v in reference],
+            "fitted_on": {"cases": len(prepared), "sets": list(SETS)},
+        }
+        GATE.write_text(json.dumps(data, separators=(",", ":")) + "\n")
+        print(f"wrote {GATE} ({kind}: accept {threshold} bp, dropped {dropped})")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

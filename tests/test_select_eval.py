@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, run
-from habitus.select import evaluate, judge
+from habitus.errors import HabitusError
+from habitus.select import evaluate
 from model_doubles import configure
 from select_helpers import FIXTURES
 
@@ -117,16 +118,39 @@ def test_eval_with_a_model_judge(tmp_path: Path, state_root: Path) -> None:
     assert (out.result["tp"], out.result["fp"], out.result["fn"]) == (0, 0, 1)
 
 
-def test_the_scorer_is_the_calibrated_one() -> None:
-    """scripts/calibrate_select.py, recomputed: judge.SCORER must be what it fits and chooses."""
+def test_the_gate_is_well_formed_data() -> None:
+    """scripts/calibrate_select.py writes gate.json: one gate per packaged model kind, over FEATURES."""
+    from habitus.select import gate
+
+    data = gate.weights()
+    assert data["features"] == list(gate.FEATURES)
+    for kind, habits in (("e5", 32), ("e5/small", 3), ("minilm", 32), ("minilm/small", 3)):
+        fitted = data["models"][kind]
+        model = gate.for_kind(kind.split("/")[0], habits)
+        assert model.accept_bp == fitted["accept_bp"]
+        assert len(model.pair.weights) == len(gate.FEATURES) and len(model.live.weights) == 384
+        assert len(model.reference) == 384 and 2000 <= model.accept_bp <= 9500
+        assert set(fitted["dropped"]) <= set(gate.RULES)
+        for rule in fitted["dropped"]:  # a rule without a measured gain carries no weight
+            assert model.pair.weights[gate.FEATURES.index(rule)] == 0
+    with pytest.raises(HabitusError) as caught:
+        gate.for_kind("added")
+    assert caught.value.code == "model_unavailable"
+
+
+def test_the_training_script_fits_a_separating_gate() -> None:
+    """The fitting routine of scripts/calibrate_select.py on a toy problem (the real fit needs minutes)."""
+    import numpy as np
+
     spec = importlib.util.spec_from_file_location(
         "calibrate_select", REPO / "scripts" / "calibrate_select.py"
     )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    from test_select_rules import setup
-
-    embedder, habits, _ = setup()
-    cases = evaluate.load_cases(CASES, {h.id for h in habits})
-    assert module.calibrate(embedder, habits, cases) == judge.SCORER
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(400, 3)) * np.array([0.01, 1.0, 5.0])  # columns of very different spread
+    y = (x[:, 0] * 100 + x[:, 1] > 0).astype(float)
+    w, b = module.fit(x, y, 1.0)
+    predicted = (x @ w + b > 0).astype(float)
+    assert (predicted == y).mean() > 0.95 and abs(w[2]) < abs(w[0])

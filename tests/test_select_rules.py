@@ -79,7 +79,7 @@ def test_rule_categories_reject(prompt: str, habit: str, reason: str | None) -> 
     [
         ("we should pull in a library for retries", ["h09"]),
         ("dockerize the worker", ["h29"]),
-        ("the login test keeps failing on CI, dig into it", ["h05"]),
+        ("the login test keeps failing, dig into it", ["h05"]),
         ("give PR 231 a review", ["h16"]),
         ("have a read of src/app/router.ts", ["h07"]),
         ("put up a PR for this branch", ["h17"]),
@@ -170,35 +170,55 @@ def test_plain_words() -> None:
     assert "commit" in text.clauses("commit this")[0].objects
 
 
-def test_the_scorer_reads_agreement() -> None:
-    """More evidence never lowers the probability: the fitted weights are all positive."""
-    assert all(w > 0 for w in judge.SCORER.weights)
-    weak = judge.features(text.clauses("tweak it")[0], text.condition("When writing a Dockerfile"), 0.3, 0.0)
-    strong = judge.features(
-        text.clauses("write a Dockerfile")[0], text.condition("When writing a Dockerfile"), 0.3, 0.0
-    )
-    assert strong[2:] == (1.0, 0.5, 1.0, 1.0, 0.0) and weak[2:] == (0.0, 0.0, 0.0, 0.0, 0.0)
-    assert judge.SCORER.probability(strong) > judge.SCORER.probability(weak)
-    # the event verb: "a test fails" is met by "failing", not by "test" alone
+def test_the_gate_reads_agreement_and_mood() -> None:
+    """The same similarity counts for more when the English rules agree, and for less when they block."""
+    from habitus.select import gate
+
+    model = gate.for_kind("e5")
+    dockerfile = text.condition("When writing a Dockerfile")
+    query = judge.analyse("write a Dockerfile")
+
+    def probability(prompt: str, live: float) -> float:
+        q = judge.analyse(prompt)
+        values = gate.features(
+            best=0.9,
+            condition=0.9,
+            margin=0.03,
+            first=True,
+            live=live,
+            unit_live=live,
+            hub=0.8,
+            habits=32,
+            query=q,
+            unit=q.units[0],
+            condition_read=dockerfile,
+        )
+        return model.probability(values)
+
+    assert query.units[0].mood == "request"
+    assert probability("write a Dockerfile", 0.95) > probability("don't write a Dockerfile", 0.95)
+    assert probability("write a Dockerfile", 0.95) > probability("write a Dockerfile", 0.2)
+    # the event verb still reads: "a test fails" is met by "failing"
     event = text.condition("When a test fails")
-    assert event.predicate == "fail"
-    assert judge.features(text.clauses("test_x is failing")[0], event, 0.3, 0.0)[6] == 1.0
+    assert event.predicate == "fail" and event.event
 
 
-def test_each_clause_selects_at_most_one_habit_above_the_threshold() -> None:
+def test_at_most_limit_habits_and_all_above_the_threshold() -> None:
     embedder, habits, matrix = setup()
     query = judge.analyse("write a Dockerfile and a shell script for the worker, then commit")
     found = judge.retrieve(embedder, matrix, query)
-    scored = judge.score(embedder, habits, query, found)
+    rows = judge.candidates(habits, query, found)
+    from habitus.select import gate
 
-    def chosen(accept_bp: int) -> list[str]:
-        scorer = judge.Scorer(judge.SCORER.weights, judge.SCORER.bias, accept_bp)
-        return [habits[i].id for i in judge.decide(query, found, scored, limit=3, scorer=scorer).selected]
+    model = gate.for_kind(found.kind)
+
+    def chosen(accept_bp: int, limit: int = 3) -> list[str]:
+        strict = gate.Gate(model.pair, accept_bp, model.live, model.dropped, model.reference)
+        return [habits[i].id for i in judge.decide(query, found, rows, limit=limit, model=strict).selected]
 
     assert chosen(10001) == []
-    everything = chosen(0)
-    assert len(everything) == len({u for u, _, _ in judge.candidates(query, found, scored)}) <= 3
-    assert set(chosen(judge.SCORER.accept_bp)) <= set(everything)
+    assert len(chosen(0)) == 3 and len(chosen(0, limit=1)) == 1
+    assert set(chosen(model.accept_bp)) <= set(chosen(0))
 
 
 def test_clauses_split_on_a_second_verb_only() -> None:

@@ -111,7 +111,7 @@ def evaluate(root: Any, habits: list[Any], cases: list[dict[str, Any]]) -> Repor
     from habitus.habits.law import parse
     from habitus.habits.vectors import field_input
 
-    embedder = load_embedder(root)
+    embedder = load_embedder(root, calibrated=local.CALIBRATED)
     vectors = embedder.embed(
         [field_input(f, getattr(h, f)) for h in habits for f in ("condition", "behavior")]
     )

@@ -57,6 +57,10 @@ if TYPE_CHECKING:
     from habitus.habits.law import Law
     from habitus.habits.store import ActiveHabit
 
+# The word checks' cosine thresholds were fitted on all-MiniLM-L6-v2, so under the "default" setting the
+# reviewer keeps that model (habitus.embed.load_embedder's `calibrated`); the semantic judge has weights
+# per model, and measured on the multilingual dev set E5 did not beat it there (docs/quality.md).
+CALIBRATED = "minilm"
 TRIGGER_COS = 0.55
 EVIDENCE_COS = 0.55
 VIOLATION_COS = 0.3
@@ -609,7 +613,7 @@ class Embedding:
         if self._embedder is None:
             from habitus.embed import load_embedder
 
-            self._embedder = load_embedder(self.root)
+            self._embedder = load_embedder(self.root, calibrated=CALIBRATED)
         return self._embedder
 
     @property
@@ -619,7 +623,8 @@ class Embedding:
             return str(self._embedder.model_id)
         from habitus.embed import current_model_name, registry
 
-        return registry.resolve(self.root, current_model_name(self.root)).model_id
+        name = current_model_name(self.root)
+        return registry.resolve(self.root, CALIBRATED if name == registry.DEFAULT_NAME else name).model_id
 
     def __call__(
         self, habits: list[ActiveHabit], units: list[Unit]

@@ -14,14 +14,15 @@ from habitus.options import output_options, state_options
 from habitus.state.root import StateRoot
 
 MAN = {
-    "stdin": 'declare reads {"condition", "behavior", "polarity", "confidence_bp"} when --condition '
-    "and --behavior are not given. approve, reject, disable, enable, archive and show read "
+    "stdin": 'declare reads {"condition", "behavior", "polarity", "confidence_bp", "examples"} when '
+    "--condition and --behavior are not given. approve, reject, disable, enable, archive and show read "
     '{"id", "checksum"} when REF is not given. list and recheck do not read stdin.',
     "stdout": 'list: {"v":1,"items":[{"n","id","status","condition","behavior","polarity","confidence_bp",'
     '"checksum","evidence":{"observations","days","stage"},"pending_relations",...}],"counts",'
     '"snapshot_expires_at"}. show: {"v":1,"habit":{...,"evidence","relations","audit"}}. '
     'declare/approve/reject/disable/enable/archive: {"v":1,"habit":{...},"outcome"}. '
     'recheck: {"v":1,"checked","updated","suppressed","restored","law","vectors"}. '
+    'example add/list/remove: {"v":1,"habit","examples":[{"id","text","source","created_at"}]}. '
     "A habit's checksum is its review checksum: SHA-256 over its normalised wording and polarity.",
     "files": "<root>/ledger.sqlite (habits, evidence, relations, audit, vectors, review snapshots); "
     "<root>/law.md (optional law: `deny: PHRASE` lines); the embedding model (see habitus-model(1)).",
@@ -175,6 +176,9 @@ def show_command(ref: str | None, root: StateRoot, wait: float, pretty: bool) ->
         body["evidence"] = [
             {k: e[k] for k in ("ref", "day", "note", "actor", "created_at")} for e in evidence
         ]
+        from habitus.habits import examples as exemplars
+
+        body["examples"] = [exemplars.public(e) for e in exemplars.of(ledger.conn, habit_id)]
         body["evidence_summary"] = {
             "observations": stats[0],
             "days": stats[1],
@@ -222,6 +226,13 @@ def show_command(ref: str | None, root: StateRoot, wait: float, pretty: bool) ->
     default=None,
     help="Confidence in basis points (default 10000 for a declared habit).",
 )
+@click.option(
+    "--example",
+    "example_texts",
+    multiple=True,
+    metavar="TEXT",
+    help="A prompt the habit applies to (repeatable); select compares new prompts with it too.",
+)
 @state_options
 @output_options
 def declare_command(
@@ -229,6 +240,7 @@ def declare_command(
     behavior: str | None,
     polarity: str | None,
     confidence_bp: int | None,
+    example_texts: tuple[str, ...],
     root: StateRoot,
     wait: float,
     pretty: bool,
@@ -243,14 +255,19 @@ def declare_command(
     Examples:
       habitus habit declare --condition "When I ask for a release" --behavior "Run the full test suite first"
       echo '{"condition": "When ...", "behavior": "Never ...", "polarity": -1}' | habitus habit declare
+      habitus habit declare --condition "When writing a commit message" --behavior "Use the imperative" \\
+          --example "commit this" --example "schreib die Commit-Nachricht"
     """
+    from habitus.habits import examples as exemplars
     from habitus.habits.lifecycle import DECLARED_CONFIDENCE, declare
 
+    given: object = list(example_texts)
     if condition is None and behavior is None:
         request = io.read_request()
         condition, behavior = request.get("condition"), request.get("behavior")
         polarity_value: object = request.get("polarity", 1)
         confidence: object = request.get("confidence_bp", DECLARED_CONFIDENCE)
+        given = request.get("examples", [])
     else:
         if condition is None or behavior is None:
             raise HabitusError("usage", "give both --condition and --behavior (or a request on stdin)")
@@ -263,9 +280,95 @@ def declare_command(
     clean_field("behavior", behavior)
     check_polarity(polarity_value)
     check_bp("confidence_bp", confidence)
+    if not isinstance(given, list) or len(given) > exemplars.MAX_PER_HABIT:
+        raise bad_request("examples", f"expected a list of at most {exemplars.MAX_PER_HABIT} strings")
+    texts = [exemplars.clean(t, f"examples[{i}]") for i, t in enumerate(given)]
     with _open(root, wait) as ledger:
-        result = declare(ledger, condition, behavior, polarity_value, confidence, embedder=_embedder(root))
+        embedder = _embedder(root)
+        result = declare(ledger, condition, behavior, polarity_value, confidence, embedder=embedder)
+        if texts:
+            exemplars.attach(ledger, embedder, result["habit"]["id"], texts, "declared")
+            result["examples"] = [
+                exemplars.public(e) for e in exemplars.of(ledger.conn, result["habit"]["id"])
+            ]
     io.write_result(result, pretty=pretty)
+
+
+@cli.group("example")
+def example_group() -> None:
+    """Add, list or remove the example prompts of a habit.
+
+    An example is a prompt the habit applies to: select compares a new prompt
+    with a habit's condition and with its examples, and scores the habit by the
+    closer one. Examples are redacted before they are stored and do not change
+    the habit's approved wording; each change is recorded in its audit trail.
+
+    \b
+    Examples:
+      habitus habit example add 1 "ship it to PyPI"
+      habitus habit example list 1
+      habitus habit example remove 1 3
+    """
+
+
+@example_group.command("add")
+@click.argument("ref")
+@click.argument("text")
+@state_options
+@output_options
+def example_add_command(ref: str, text: str, root: StateRoot, wait: float, pretty: bool) -> None:
+    """Record a prompt you confirm this habit applies to.
+
+    \b
+    Example:  habitus habit example add 2 "can you cut the 2.1 release"
+    """
+    from habitus.habits import examples as exemplars
+
+    cleaned = exemplars.clean(text, "text")
+    with _open(root, wait) as ledger:
+        habit_id, _ = _target(ledger, ref, None)
+        exemplars.attach(ledger, _embedder(root), habit_id, [cleaned], "confirmed")
+        items = [exemplars.public(e) for e in exemplars.of(ledger.conn, habit_id)]
+    io.write_result({"habit": habit_id, "examples": items}, pretty=pretty)
+
+
+@example_group.command("list")
+@click.argument("ref")
+@state_options
+@output_options
+def example_list_command(ref: str, root: StateRoot, wait: float, pretty: bool) -> None:
+    """List a habit's example prompts.
+
+    \b
+    Example:  habitus habit example list 2 | jq -r '.examples[].text'
+    """
+    from habitus.habits import examples as exemplars
+
+    with _open(root, wait) as ledger:
+        habit_id, _ = _target(ledger, ref, None)
+        items = [exemplars.public(e) for e in exemplars.of(ledger.conn, habit_id)]
+    io.write_result({"habit": habit_id, "examples": items}, pretty=pretty)
+
+
+@example_group.command("remove")
+@click.argument("ref")
+@click.argument("example_id", type=click.IntRange(1))
+@state_options
+@output_options
+def example_remove_command(ref: str, example_id: int, root: StateRoot, wait: float, pretty: bool) -> None:
+    """Remove one example prompt (by the id `habit example list` shows).
+
+    \b
+    Example:  habitus habit example remove 2 3
+    """
+    from habitus.habits import examples as exemplars
+
+    with _open(root, wait) as ledger:
+        habit_id, _ = _target(ledger, ref, None)
+        with ledger.tx():
+            exemplars.remove(ledger.conn, habit_id, example_id, "user")
+        items = [exemplars.public(e) for e in exemplars.of(ledger.conn, habit_id)]
+    io.write_result({"habit": habit_id, "examples": items}, pretty=pretty)
 
 
 def _action(

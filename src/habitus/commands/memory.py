@@ -296,7 +296,7 @@ def retrieve_command(
             from habitus.embed import load_embedder
             from habitus.memory.hybrid import Searcher
 
-            one = Searcher(load_embedder(root), sel.query or "")
+            one = Searcher(load_embedder(root, calibrated="minilm"), sel.query or "")
         result = search_query.retrieve_all(targets, sel, now=timestamp(), one=one)
         if sel.hybrid:
             used = [s.get("hybrid", {}).get("used", True) for s in result["stores"].values()]
@@ -466,7 +466,7 @@ def index_vectors_command(
     try:
         if not target.exists():
             raise HabitusError("not_found", f"{target.path}: no {target.name} memory store")
-        result = vectors.index(target, load_embedder(root), limit=limit)
+        result = vectors.index(target, load_embedder(root, calibrated="minilm"), limit=limit)
     finally:
         target.close()
     io.write_result(result, pretty=pretty)

@@ -60,7 +60,8 @@ def list_command(verify: bool, root: StateRoot, wait: float, pretty: bool) -> No
 
     in_use = _in_use(root)
     items = []
-    for name in [registry.DEFAULT_NAME, *registry.added_names(root)]:
+    packaged = [n for n in registry.PACKAGED_NAMES if n != registry.E5_NAME or registry.e5_available()]
+    for name in [*packaged, *registry.added_names(root)]:
         try:
             spec = registry.resolve(root, name)
             item = registry.describe(spec, in_use)

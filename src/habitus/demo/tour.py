@@ -293,6 +293,49 @@ def tour(work: Path) -> Iterator[Step]:
     if step.problem:
         return
 
+    assert reading is not None
+    others = [i for i in items if i.get("id") == reading.get("id")]
+    step, second = run.call(
+        "Approve the reading habit too (its number and checksum prefix from the same list).",
+        ["habit", "approve", str(others[0]["n"]), "--checksum", others[0]["checksum"][:12]]
+        if others
+        else ["habit", "approve", str(reading.get("id"))],
+        keep=("habit", "outcome"),
+    )
+    read_habit = (second or {}).get("habit", {})
+    if second:
+        step.shown["habit"] = {k: read_habit.get(k) for k in ("id", "status", "condition", "behavior")}
+    _expect(step, read_habit.get("status") == "active", "the reading habit should now be active")
+    yield step
+    if step.problem:
+        return
+
+    for title, words, wanted, what in (
+        (
+            "A German prompt: the multilingual model and gate read it like any other.",
+            "Lies bitte die ganze Datei src/tally/export.py, nicht nur den Anfang.",
+            read_habit.get("id"),
+            "the German request to read a file should select the reading habit",
+        ),
+        (
+            "A Japanese prompt asking whether the release is ready.",
+            "バージョンを0.7.0に上げました。リリースの準備はできていますか？",
+            habit_id,
+            "the Japanese release question should select the release habit",
+        ),
+    ):
+        step, picked = run.call(
+            title,
+            ["select"],
+            stdin=json.dumps({"prompt": words}).encode(),
+            typed_stdin=f"echo {shlex.quote(json.dumps({'prompt': words}, ensure_ascii=False))}",
+            keep=("habits", "reason"),
+        )
+        _expect(step, wanted in [h.get("id") for h in (picked or {}).get("habits", [])], what)
+        yield step
+        if step.problem:
+            return
+
     fact = facts[0]["content"]
     step, retained = run.call(
         "Keep the fact the analyzer suggested as a durable memory (it never writes memory itself).",

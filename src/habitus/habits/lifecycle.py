@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from habitus import io
 from habitus.errors import HabitusError, bad_request
+from habitus.habits import examples, rows, similar, vectors
 from habitus.habits import law as lawmod
-from habitus.habits import rows, similar, vectors
 from habitus.habits.store import (
     APPROVED,
     Ledger,
@@ -143,7 +143,7 @@ def _gate(
             f"{len(missing)} habit(s) have no current vectors for model {embedder.model_id}",
             hint="retry; `habitus habit recheck` rebuilds vectors",
         )
-    review_bp, strong_bp = similar.thresholds(ledger.root, embedder.name)
+    review_bp, strong_bp = similar.thresholds(ledger.root, embedder.kind)
     for other in others:
         scores = similar.score(cached[habit["id"]], cached[other["id"]])
         if scores[0] < review_bp:
@@ -638,7 +638,14 @@ def _add_evidence(ledger: Ledger, habit_id: str, items: list[Evidence], actor: s
             },
         )
         added += 1
+        if item.note and _evidence_examples(ledger, habit_id) < examples.MAX_EVIDENCE:
+            # the user's own words are what a later prompt in the same situation looks like
+            examples.add(ledger.conn, habit_id, examples.clean(item.note), "evidence", actor)
     return added
+
+
+def _evidence_examples(ledger: Ledger, habit_id: str) -> int:
+    return sum(e["source"] == "evidence" for e in examples.of(ledger.conn, habit_id))
 
 
 def check_proposal(proposal: Proposal) -> Proposal:
@@ -763,7 +770,7 @@ def _check_candidate(ledger: Ledger, habit: dict[str, Any], embedder: Embedder, 
     cached = vectors.load(ledger.conn, [habit, *others], embedder.model_id, embedder.dims)
     if habit["id"] not in cached:
         return []
-    review_bp, strong_bp = similar.thresholds(ledger.root, embedder.name)
+    review_bp, strong_bp = similar.thresholds(ledger.root, embedder.kind)
     opened = []
     for other in others:
         if other["id"] not in cached:

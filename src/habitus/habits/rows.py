@@ -60,6 +60,8 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "habit_audit": ("target", "action", "actor", "before", "after", "data", "prev", "created_at"),
     "habit_vectors": ("habit_id", "field", "model_id", "dims", "input", "vector", "created_at"),
     "review_snapshots": ("kind", "items", "created_ms", "expires_ms"),
+    "habit_examples": ("id", "habit_id", "text", "source", "actor", "created_at"),
+    "habit_example_vectors": ("example_id", "model_id", "dims", "input", "vector", "created_at"),
     # analyze (habitus.learn.queue)
     "analyze_watermarks": ("generation", "seq", "record", "updated_at"),
     "analyze_failures": (

@@ -23,20 +23,20 @@ if TYPE_CHECKING:
     import numpy as np
 
 METHOD = "field_min_v1"
-# Calibrated on tests/fixtures/habit_pairs.jsonl with the packaged all-MiniLM-L6-v2
-# (scripts/calibrate_dedupe.py; README "Duplicate detection" has the figures).
-CALIBRATED: dict[str, tuple[int, int]] = {"default": (4100, 6500)}
+# Calibrated per packaged model on tests/fixtures/habit_pairs.jsonl (scripts/calibrate_dedupe.py; README
+# "Duplicate detection" has the figures). E5's cosines crowd into 0.77..0.98, hence its high values.
+CALIBRATED: dict[str, tuple[int, int]] = {"minilm": (4100, 6500), "e5": (8800, 9200)}
 # Other models start from the values published for paraphrase-multilingual-MiniLM-L12-v2.
 UNCALIBRATED = (5500, 7000)
 
 
-def thresholds(root: StateRoot, model_name: str) -> tuple[int, int]:
+def thresholds(root: StateRoot, model_kind: str) -> tuple[int, int]:
     """(review_bp, strong_bp): `dedupe.review_bp`/`dedupe.strong_bp` when set (non-zero), else the
-    calibrated default for this model, else 5500/7000."""
+    calibrated values for this kind of model (`Embedder.kind`: e5, minilm), else 5500/7000."""
     from habitus.state import config as configuration
 
     config = configuration.load(root)
-    review, strong = CALIBRATED.get(model_name, UNCALIBRATED)
+    review, strong = CALIBRATED.get(model_kind, UNCALIBRATED)
     review = int(config.get("dedupe.review_bp")) or review
     strong = int(config.get("dedupe.strong_bp")) or strong
     return review, max(review, strong)

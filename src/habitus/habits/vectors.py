@@ -128,9 +128,12 @@ def load(
 
 
 def ensure(ledger: Ledger, embedder: Embedder, habits: list[dict[str, Any]]) -> int:
-    """Embed and store the vectors these habits lack for `embedder`'s model; returns how many habits
-    were (re)embedded. Embedding happens outside the transaction; the write re-checks each habit's
-    wording and skips any that changed meanwhile."""
+    """Embed and store the vectors these habits (and their examples) lack for `embedder`'s model;
+    returns how many habits were (re)embedded. Embedding happens outside the transaction; the write
+    re-checks each habit's wording and skips any that changed meanwhile."""
+    from habitus.habits import examples
+
+    examples.ensure_vectors(ledger, embedder, [h["id"] for h in habits])
     have = load(ledger.conn, habits, embedder.model_id, embedder.dims)
     todo = [h for h in habits if h["id"] not in have]
     if not todo:
@@ -201,3 +204,18 @@ def condition_matrix(
             hint="run `habitus habit recheck` to rebuild them",
         )
     return matrix
+
+
+def retrieval_matrix(
+    conn: sqlite3.Connection, habits: list[ActiveHabit], model_id: str, dims: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """What select compares a prompt with: one row per habit's condition (in habit order), then one per
+    example, and the habit index owning each row. Fails closed (`vectors_stale`) like condition_matrix."""
+    import numpy as np
+
+    from habitus.habits import examples
+
+    conditions = condition_matrix(conn, habits, model_id, dims)
+    extra, owners = examples.matrix(conn, [h.id for h in habits], model_id, dims)
+    matrix = np.vstack([conditions, extra]) if len(extra) else conditions
+    return matrix, np.asarray([*range(len(habits)), *owners], dtype=np.int64)

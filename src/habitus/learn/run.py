@@ -541,7 +541,7 @@ class _Embedder:
         if self.loaded is None:
             from habitus.embed import load_embedder
 
-            self.loaded = load_embedder(self.root)
+            self.loaded = load_embedder(self.root, calibrated="minilm")
         return self.loaded
 
     def vectors(self) -> Vectors:

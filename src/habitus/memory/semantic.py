@@ -69,7 +69,7 @@ def measure_for(root: Any) -> tuple[Measure, str | None]:
     from habitus.memory.text import WORDS
 
     try:
-        return EmbeddingMeasure(load_embedder(root)), None
+        return EmbeddingMeasure(load_embedder(root, calibrated="minilm")), None
     except HabitusError as exc:
         if exc.code not in ("model_unavailable", "checksum_mismatch"):
             raise

@@ -152,15 +152,15 @@ def _run(ledger: Any, config: Any, prompt: str, context: list[str], out: Selecti
         return  # answered without loading numpy or the model
 
     from habitus.embed import load_embedder
-    from habitus.habits.vectors import condition_matrix
+    from habitus.habits.vectors import retrieval_matrix
     from habitus.select import judge
 
     model_name = judge.judge_name(out.judge)
     embedder = load_embedder(ledger.root)
     out.model_id = embedder.model_id
-    matrix = condition_matrix(ledger.conn, habits, embedder.model_id, embedder.dims)
+    matrix, owners = retrieval_matrix(ledger.conn, habits, embedder.model_id, embedder.dims)
     query = judge.analyse(prompt, context)
-    found = judge.retrieve(embedder, matrix, query)
+    found = judge.retrieve(embedder, matrix, query, owners)
     out.retrieved = len(found.picked)
     if not found.picked:
         out.reason = "nothing_retrieved"

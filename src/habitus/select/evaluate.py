@@ -123,12 +123,11 @@ def split(cases: list[Case], part: str) -> list[Case]:
 
 @dataclass
 class Prepared:
-    """One case after analysis, retrieval and scoring (everything but the thresholded decision)."""
+    """One case after analysis and retrieval (everything but the gate's decision)."""
 
     case: Case
     query: Any
     found: Any
-    scored: Any
 
 
 def prepare(embedder: Embedder, habits: list[ActiveHabit], cases: list[Case]) -> list[Prepared]:
@@ -139,8 +138,7 @@ def prepare(embedder: Embedder, habits: list[ActiveHabit], cases: list[Case]) ->
     out = []
     for case in cases:
         query = judge.analyse(case.prompt, clip_context(list(case.context)))
-        found = judge.retrieve(embedder, matrix, query)
-        out.append(Prepared(case, query, found, judge.score(embedder, habits, query, found)))
+        out.append(Prepared(case, query, judge.retrieve(embedder, matrix, query)))
     return out
 
 
@@ -210,16 +208,16 @@ class Report:
 
 
 def decide_all(
-    habits: list[ActiveHabit], prepared: list[Prepared], *, limit: int, scorer: Any = None
+    habits: list[ActiveHabit], prepared: list[Prepared], *, limit: int, model: Any = None
 ) -> Report:
-    """The local judge's report for a given scorer (default: the calibrated one), from prepared cases."""
+    """The local judge's report for a given gate (default: the fitted one), from prepared cases."""
     from habitus.select import judge
 
     report = Report()
     for item in prepared:
-        verdict = judge.decide(
-            item.query, item.found, item.scored, limit=limit, scorer=scorer or judge.SCORER
-        )
+        live = model.live if model is not None else None
+        rows = judge.candidates(habits, item.query, item.found, live_model=live)
+        verdict = judge.decide(item.query, item.found, rows, limit=limit, model=model)
         report.add(item.case, {habits[i].id for i in verdict.selected}, verdict.counts())
     return report
 

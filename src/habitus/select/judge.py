@@ -1,26 +1,15 @@
 """Retrieval and the two judges: which retrieved habits apply to the current prompt.
 
-Retrieval embeds the prompt (the whole of it, and each clause of it as written and in plain words) and
-compares it with the cached condition vectors: a candidate is retrieved when its best cosine reaches
-FLOOR_BP, at most TOP_K of them, best first. The prompt's vectors live only in this process.
+Retrieval embeds the prompt (the whole of it, each clause when there are several, and a clause's
+plain-words reading where it differs) and compares it with the cached vectors of each habit's
+condition and exemplars (the redacted prompts of its evidence, or examples given at declare time): a
+habit scores its best row, and is retrieved when that reaches FLOOR_BP, at most TOP_K of them, best
+first. The prompt's vectors live only in this process.
 
-The local judge (default) accepts at most one retrieved habit per request clause, and only when
-
-- the clause is a live request: not negated, hypothetical, past, quoted, or about habits themselves;
-  a question or a statement can trigger only an event condition ("When a test fails"), never an action
-  ("When writing a commit message");
-- its action is compatible with the condition's (`text.compatible`): a near miss is rejected;
-- the calibrated scorer (SCORER, a logistic model over FEATURES) gives it a probability of at least
-  SCORER.accept_bp: similarity, its margin over the best other eligible condition for the clause, the
-  same action, shared object words and how much of the condition's object they cover, and an event's
-  verb ("fails") in the clause. The clause's most probable eligible candidate is the only one considered.
-
-The similarity of a clause and a condition is the largest cosine between the clause as written or in
-plain words (`vocab.canonical`: "pull in a library" -> "add a dependency") and the cached condition
-vector or the condition reworded as a request ("writing X" -> "write X", embedded here for the
-retrieved few). SCORER was fitted by scripts/calibrate_select.py on the fit half of
-tests/fixtures/select/cases.jsonl; README reports the held-out half and tests/fixtures/select/
-cases_blind.jsonl.
+The local judge (default) is the gate of `habitus.select.gate`: a logistic model over the similarities,
+a multilingual live-request classifier on the prompt's embedding, and the English rule features of
+`habitus.select.text`; it selects every retrieved habit whose probability reaches the gate's threshold,
+at most `limit`, most probable first. The gate was fitted by scripts/calibrate_select.py.
 
 The model judge (`select.judge = "model:NAME"`) sees short aliases (c1, c2, ...) and condition text only,
 and must answer `select-judgment.v1` covering every alias exactly once; anything else fails closed.
@@ -43,6 +32,7 @@ if TYPE_CHECKING:
 
 FLOOR_BP = 1500  # retrieval: below this cosine a habit is not even considered
 TOP_K = 12  # retrieval: at most this many candidates reach a judge
+MARGIN_CAP = 0.1  # the gate reads a habit's margin over the next one within +-0.1
 MAX_CLAUSES = 8  # clauses judged per prompt: the first 3 and the last 5 of a longer one
 MAX_TEXT = 1000  # characters of the prompt the judges read (a longer one: its start and its end)
 MODEL_MIN_CONFIDENCE_BP = 7500  # model judge: a lower confidence deselects that candidate
@@ -107,32 +97,73 @@ def analyse(prompt: str, context: list[str] | tuple[str, ...] = ()) -> Query:
 
 @dataclass
 class Retrieval:
-    """Retrieved candidates (indexes into the habit list, best first) and the query's vectors."""
+    """Retrieved candidates (indexes into the habit list, best first) and what the judges read of them."""
 
     picked: list[int]
-    best_bp: list[int]  # per picked candidate: its best cosine over the query texts, in bp
-    unit_vectors: Any  # (2 * units, dims) float32: each clause as written, then each in plain words
-    unit_scores: Any  # (units, picked) float32: cosine with the cached condition vectors
+    best_bp: list[int]  # per picked candidate: its best cosine over the query texts and its rows, in bp
+    unit_scores: Any  # (units, picked) float32: each clause's best cosine with the candidate's rows
+    condition_scores: Any  # (picked,) float32: the best cosine with the condition alone
+    prompt_vector: Any  # (dims,) float32: the whole (unquoted) prompt
+    unit_vectors: Any  # (units, dims) float32: each clause (the whole prompt when there is one clause)
+    second: float | None  # the second-best habit's best cosine (None with one habit): for the margin
+    kind: str = "e5"  # the embedding model's kind: which gate applies
+    habits: int = 0  # how many habits were compared (a small catalog leaves wider margins)
 
 
-def retrieve(embedder: Embedder, matrix: np.ndarray, query: Query) -> Retrieval:
-    """Embed the prompt and its clauses; keep the candidates whose best cosine reaches FLOOR_BP."""
+def query_texts(query: Query) -> list[str]:
+    """What gets embedded for a prompt: the whole of it, then each clause when there are several, then
+    each clause's plain-words reading where it differs (`vocab.canonical`)."""
+    whole = query.unquoted.strip() or query.prompt
+    units = [u.text for u in query.units]
+    texts = [whole] + (units if len(units) > 1 or (units and units[0] != whole) else [])
+    texts += [u.plain for u in query.units if u.plain.lower() != u.text.lower()]
+    return texts
+
+
+def retrieve(embedder: Embedder, matrix: np.ndarray, query: Query, owners: Any = None) -> Retrieval:
+    """Embed the prompt and its clauses; score each habit by its best row (its condition, and its
+    exemplars when `owners` maps extra rows to habit indexes); keep those reaching FLOOR_BP."""
     import numpy as np
 
-    units = len(query.units)
-    texts = [query.unquoted or query.prompt, *(u.text for u in query.units), *(u.plain for u in query.units)]
+    texts = query_texts(query)
     vectors = embedder.embed(texts)
+    habits = int(owners.max()) + 1 if owners is not None and len(owners) else len(matrix)
+    if owners is None:
+        owners = np.arange(len(matrix))
     scores = vectors @ matrix.T if len(matrix) else np.zeros((len(texts), 0), dtype=np.float32)
-    best = scores.max(axis=0) if scores.size else np.zeros(0, dtype=np.float32)
+    per_text = np.full((len(texts), habits), -1.0, dtype=np.float32)
+    if len(matrix):
+        np.maximum.at(per_text.T, owners, scores.T)
+    condition = scores[:, :habits].max(axis=0) if len(matrix) else np.zeros(0, dtype=np.float32)
+    best = per_text.max(axis=0) if habits else np.zeros(0, dtype=np.float32)
     order = [int(i) for i in np.argsort(-best, kind="stable") if best[i] * 10000 >= FLOOR_BP][:TOP_K]
-    # a clause scores the better of its own wording and its plain-words reading
-    per_unit = np.maximum(scores[1 : 1 + units], scores[1 + units :])
+    unit_rows = _unit_rows(query, texts)
+    per_unit = np.stack([per_text[rows].max(axis=0) for rows in unit_rows]) if unit_rows else per_text[:0]
+    unit_vectors = np.stack([vectors[rows[0]] for rows in unit_rows]) if unit_rows else vectors[:0]
+    ranked = sorted(best.tolist(), reverse=True)
     return Retrieval(
         picked=order,
         best_bp=[round(float(best[i]) * 10000) for i in order],
-        unit_vectors=vectors[1:],
-        unit_scores=per_unit[:, order] if order else np.zeros((units, 0), dtype=np.float32),
+        unit_scores=per_unit[:, order] if order else np.zeros((len(unit_rows), 0), dtype=np.float32),
+        condition_scores=condition[order] if order else np.zeros(0, dtype=np.float32),
+        prompt_vector=vectors[0],
+        unit_vectors=unit_vectors,
+        second=float(ranked[1]) if len(ranked) > 1 else None,
+        kind=getattr(embedder, "kind", "added"),
+        habits=habits,
     )
+
+
+def _unit_rows(query: Query, texts: list[str]) -> list[list[int]]:
+    """For each clause, the rows of `texts` that read it (as written, then in plain words)."""
+    index = {t: i for i, t in reversed(list(enumerate(texts)))}
+    out = []
+    for unit in query.units:
+        rows = [index.get(unit.text, 0)]
+        if unit.plain in index and index[unit.plain] not in rows:
+            rows.append(index[unit.plain])
+        out.append(rows)
+    return out
 
 
 @dataclass
@@ -150,158 +181,101 @@ class Verdict:
         return out
 
 
-@dataclass
-class Scored:
-    """The local judge's similarities: per clause and retrieved candidate, the larger of the cosine with
-    the cached condition vector and with the condition reworded as a request."""
+def candidates(
+    habits: list[ActiveHabit],
+    query: Query,
+    found: Retrieval,
+    *,
+    live_model: Any = None,
+    reference: tuple[float, ...] | None = None,
+) -> list[tuple[int, tuple[float, ...], str | None]]:
+    """(candidate column, gate features, rule reason or None) for every retrieved habit. The training
+    script fits the gate on exactly these rows (with `live_model`, its own live-request classifier)."""
+    from habitus.select import gate
 
-    conditions: list[text.Condition]
-    scores: Any  # (units, picked) float32
-
-
-def score(embedder: Embedder, habits: list[ActiveHabit], query: Query, found: Retrieval) -> Scored:
-    import numpy as np
-
-    conditions = [text.condition(habits[i].condition) for i in found.picked]
-    if query.units and conditions and not query.meta:
-        reworded = found.unit_vectors @ embedder.embed([c.request for c in conditions]).T
-        units = len(query.units)
-        scores = np.maximum(found.unit_scores, np.maximum(reworded[:units], reworded[units:]))
-    else:
-        scores = np.zeros((len(query.units), len(conditions)), dtype=np.float32)
-    return Scored(conditions, scores)
-
-
-@dataclass(frozen=True)
-class Scorer:
-    """The local judge's calibrated scorer: a logistic model over FEATURES, and the probability (in bp)
-    a candidate needs to be selected."""
-
-    weights: tuple[float, ...]
-    bias: float
-    accept_bp: int
-
-    def probability(self, features: tuple[float, ...]) -> float:
-        import math
-
-        z = self.bias + sum(w * x for w, x in zip(self.weights, features, strict=True))
-        return 1.0 / (1.0 + math.exp(-z))
-
-
-# What the scorer reads about a (clause, condition) pair that passed the rule checks.
-FEATURES = (
-    "similarity",  # cosine of the clause and the condition (best of the readings)
-    "margin",  # similarity minus the best other eligible condition's, for this clause
-    "same_action",  # clause and condition name the same known action class
-    "shared",  # specific object words in common: 0, 0.5 (one) or 1 (two or more)
-    "cover",  # share of the condition's specific object words found in the clause
-    "agrees",  # same action and at least one shared object word
-    "event_verb",  # an event condition's verb ("fails") appears in the clause
-)
-# Fitted by scripts/calibrate_select.py on the fit half of tests/fixtures/select/cases.jsonl.
-SCORER = Scorer(weights=(1.423, 3.311, 1.023, 2.001, 1.498, 1.173, 0.321), bias=-3.777, accept_bp=6250)
-
-
-def features(
-    unit: text.Clause, condition: text.Condition, similarity: float, margin: float
-) -> tuple[float, ...]:
-    same = text.same_action(unit.action, condition.action)
-    objects = unit.objects
-    wanted = text.specific(condition.objects) or condition.objects
-    shared = len(objects & wanted)
-    event_verb = condition.predicate is not None and condition.predicate in objects
-    return (
-        similarity,
-        margin,
-        float(same),
-        min(shared, 2) / 2,
-        shared / len(wanted) if wanted else 0.0,
-        float(same and shared > 0),
-        float(event_verb),
-    )
-
-
-def candidates(query: Query, found: Retrieval, scored: Scored) -> list[tuple[int, int, tuple[float, ...]]]:
-    """(clause, candidate column, features) for every live clause and every retrieved condition that
-    passes the rule checks for it. The calibration fits the scorer on exactly these pairs."""
+    if not found.picked:
+        return []
+    reference = reference if reference is not None else gate.for_kind(found.kind, found.habits).reference
+    hub = gate.hubness(found.prompt_vector, reference)
+    live = gate.live_probability(found.prompt_vector, found.kind, live_model)
+    unit_live = [gate.live_probability(v, found.kind, live_model) for v in found.unit_vectors]
     out = []
-    if query.meta:
-        return out
-    for u, unit in enumerate(query.units):
-        if unit.mood not in LIVE:
-            continue
-        row = scored.scores[u]
-        eligible = [j for j in range(len(found.picked)) if _rule(unit, scored.conditions[j]) is None]
-        for j in eligible:
-            others = [float(row[k]) for k in eligible if k != j]
-            similarity = float(row[j])
-            margin = similarity - max(others) if others else similarity
-            out.append((u, j, features(unit, scored.conditions[j], similarity, margin)))
+    for j, index in enumerate(found.picked):
+        condition = text.condition(habits[index].condition)
+        column = found.unit_scores[:, j] if found.unit_scores.size else None
+        u = int(column.argmax()) if column is not None and len(column) else None
+        unit = query.units[u] if u is not None else None
+        best = found.best_bp[j] / 10000
+        # the next habit's score (or, with no other habit, the prompt's closeness to conditions in
+        # general), bounded so that a catalog of one or two habits reads like a large one
+        following = found.best_bp[j + 1] / 10000 if j + 1 < len(found.best_bp) else found.second
+        following = hub if following is None else following
+        other = following if j == 0 else found.best_bp[0] / 10000
+        values = gate.features(
+            best=best,
+            condition=float(found.condition_scores[j]),
+            margin=max(-MARGIN_CAP, min(MARGIN_CAP, best - other)),
+            first=j == 0,
+            live=live,
+            unit_live=unit_live[u] if u is not None else live,
+            hub=hub,
+            habits=found.habits,
+            query=query,
+            unit=unit,
+            condition_read=condition,
+        )
+        out.append((j, values, _rule(unit, condition) if unit is not None else None))
     return out
 
 
-def decide(query: Query, found: Retrieval, scored: Scored, *, limit: int, scorer: Scorer = SCORER) -> Verdict:
-    """The local judge's decision for a given scorer (pure: the calibration calls it many times).
+def decide(
+    query: Query,
+    found: Retrieval,
+    rows: list[tuple[int, tuple[float, ...], str | None]],
+    *,
+    limit: int,
+    model: Any = None,
+) -> Verdict:
+    """The local judge's decision from the gate's rows (pure: the training script calls it often)."""
+    from habitus.select import gate
 
-    Each live clause selects at most one habit: its most probable eligible candidate not already
-    selected, when that probability reaches the scorer's threshold."""
-    import numpy as np
-
-    picked, scores = found.picked, scored.scores
+    model = model or gate.for_kind(found.kind, found.habits)
+    picked = found.picked
     reasons = dict.fromkeys(picked, "not_currently_relevant")
     if not picked or limit <= 0:
         return Verdict([], reasons)
-    if query.meta:
-        return Verdict([], dict.fromkeys(picked, "meta_discussion"))
-    by_unit: dict[int, list[tuple[float, int]]] = {}
-    for u, j, values in candidates(query, found, scored):
-        by_unit.setdefault(u, []).append((scorer.probability(values), j))
     chosen: dict[int, float] = {}
-    for u in sorted(by_unit):
-        for probability, j in sorted(by_unit[u], key=lambda pj: (-pj[0], pj[1])):
-            if picked[j] in chosen:
-                continue
-            if probability * 10000 >= scorer.accept_bp:
-                chosen[picked[j]] = probability
-            break
-    floor = FLOOR_BP / 10000
-    for u, unit in enumerate(query.units):
-        if unit.mood not in LIVE:
-            continue
-        for j, index in enumerate(picked):
-            why = _rule(unit, scored.conditions[j])
-            if (
-                why is not None
-                and float(scores[u, j]) >= floor
-                and reasons[index] == "not_currently_relevant"
-            ):
-                reasons[index] = why
-    for j, index in enumerate(picked):
-        if index in chosen:
-            reasons[index] = "current_applicability"
-            continue
-        column = scores[:, j]
-        if column.size and float(column.max()) >= floor:
-            mood = query.units[int(np.argmax(column))].mood
-            if mood not in LIVE or reasons[index] == "not_currently_relevant":
-                reasons[index] = _MOOD_REASON.get(mood, reasons[index])
-        elif query.quoted:
+    for j, values, why in rows:
+        probability = model.probability(values)
+        index = picked[j]
+        if probability * 10000 >= model.accept_bp:
+            chosen[index] = probability
+        elif query.meta:
+            reasons[index] = "meta_discussion"
+        elif why is not None:
+            reasons[index] = why
+        elif query.quoted and values[gate.FEATURES.index("quoted")]:
             reasons[index] = "quoted_text"
-        elif query.followup.kind == "reject":
-            reasons[index] = "context_only_applicability"
-    selected = sorted(chosen, key=lambda i: (-chosen[i], i))[:limit]
+    for index in chosen:
+        reasons[index] = "current_applicability"
+    selected = sorted(chosen, key=lambda i: (-chosen[i], picked.index(i)))[:limit]
+    for index in set(chosen) - set(selected):
+        reasons[index] = "not_currently_relevant"
     return Verdict(selected, reasons)
 
 
 def local_judge(
     embedder: Embedder, habits: list[ActiveHabit], query: Query, found: Retrieval, *, limit: int
 ) -> Verdict:
-    """The offline judge: the rule checks of `text`, then the calibrated scorer."""
-    return decide(query, found, score(embedder, habits, query, found), limit=limit)
+    """The offline judge: the gate (a logistic model over similarity, a multilingual live-request
+    classifier on the prompt's embedding, and the rule features of `text`)."""
+    return decide(query, found, candidates(habits, query, found), limit=limit)
 
 
 def _rule(unit: text.Clause, condition: text.Condition) -> str | None:
-    """Why this clause cannot trigger this condition, or None."""
+    """Why this clause cannot trigger this condition by the English rules, or None."""
+    if unit.mood not in LIVE:
+        return _MOOD_REASON.get(unit.mood)
     if unit.mood != "request" and not condition.event:
         return "mere_mention"
     if unit.mood == "statement" and "…" in unit.text:

@@ -647,26 +647,29 @@ def stem(word: str) -> str:
 
 # Nouns too general to show that two texts are about the same object ("fix the file" vs "edit the CI
 # workflow file"); they count only for a condition whose object is nothing more specific.
-GENERIC = frozenset(
-    stem(w)
-    for w in [
-        "file",
-        "files",
-        "directory",
-        "directories",
-        "folder",
-        "code",
-        "thing",
-        "stuff",
-        "part",
-        "line",
-        "change",
-    ]
+_GENERIC_WORDS = (
+    "file",
+    "files",
+    "directory",
+    "directories",
+    "folder",
+    "code",
+    "thing",
+    "stuff",
+    "part",
+    "line",
+    "change",
 )
 
 
+@cache
+def generic() -> frozenset[str]:
+    """Stems of GENERIC_WORDS (computed on first use: stemming loads the Snowball stemmer)."""
+    return frozenset(stem(w) for w in _GENERIC_WORDS)
+
+
 def specific(objects: frozenset[str]) -> frozenset[str]:
-    return objects - GENERIC
+    return objects - generic()
 
 
 def object_stems(text: str, *, keep_verb: bool = False) -> frozenset[str]:

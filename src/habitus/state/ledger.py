@@ -290,6 +290,37 @@ MIGRATIONS: list[Migration] = [
         INSERT INTO advise_health (id) VALUES (1);
         """,
     ),
+    # Exemplars (issue 13): prompts a habit is known to apply to, so that retrieval compares a new prompt
+    # with them as well as with the condition. `text` is redacted before it is stored; `source` says
+    # where it came from (the evidence of a learned habit, `habit declare --example`, or a prompt the
+    # user confirmed with `habit example add`). Rows are checksummed like every habit row; they do not
+    # enter the approved wording's checksum, and each addition or removal is an audit row.
+    sql_migration(
+        "0007_habit_examples",
+        """
+        CREATE TABLE habit_examples (
+            id INTEGER PRIMARY KEY,
+            habit_id TEXT NOT NULL REFERENCES habits (id),
+            text TEXT NOT NULL CHECK (length(text) BETWEEN 1 AND 300),
+            source TEXT NOT NULL CHECK (source IN ('evidence', 'declared', 'confirmed')),
+            actor TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            checksum TEXT NOT NULL,
+            UNIQUE (habit_id, text)
+        ) STRICT;
+
+        CREATE TABLE habit_example_vectors (
+            example_id INTEGER NOT NULL REFERENCES habit_examples (id),
+            model_id TEXT NOT NULL,
+            dims INTEGER NOT NULL CHECK (dims BETWEEN 1 AND 8192),
+            input TEXT NOT NULL,
+            vector BLOB NOT NULL CHECK (length(vector) = dims * 4),
+            created_at TEXT NOT NULL,
+            checksum TEXT NOT NULL,
+            PRIMARY KEY (example_id, model_id)
+        ) STRICT, WITHOUT ROWID;
+        """,
+    ),
 ]
 
 
