@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness import HABITUS, REPO, Row, median_ms, temp_root, time_command
+from harness import HABITUS, REPO, Row, median_ms, temp_root, time_call, time_command
 
 CATALOG = REPO / "tests" / "fixtures" / "select" / "habits.jsonl"
 TEXTS = [
@@ -91,6 +91,7 @@ def run(runs: int) -> list[Row]:
                 f"{result['slice']['chars']} chars reviewed",
             )
         )
+        rows.append(_in_process(root, request, runs))
         quiet = json.dumps({"user": "thanks", "assistant": "You are welcome.", "session": "bench"}).encode()
         nothing = median_ms(time_command([HABITUS, "advise"], runs=runs, stdin=quiet, env=env))
         rows.append(Row("advise: a review where no habit's words appear (no model load)", nothing, runs))
@@ -110,3 +111,30 @@ def run(runs: int) -> list[Row]:
             )
         )
     return rows
+
+
+def _in_process(root: Path, request: bytes, runs: int) -> Row:
+    """The same review called in process with the model already loaded (a warm worker, or the second
+    review of one process): what the semantic judge and the word rules cost on their own."""
+    from habitus.advise import review
+    from habitus.harness.transcripts import Turn
+    from habitus.state.root import StateRoot
+
+    data = json.loads(request)
+    state = StateRoot.at(root)
+    counter = iter(range(1_000_000))
+
+    def once() -> None:
+        source = review.Source(
+            f"bench-{next(counter)}", turns=[Turn(user=data["user"], assistant=data["assistant"])]
+        )
+        review.run(state, source, wait=5, route=lambda _: "result")
+
+    median = median_ms(time_call(once, runs=runs))
+    return Row(
+        "advise: the same review in process, model loaded (semantic judge + word rules)",
+        median,
+        runs,
+        "<= 600 ms",
+        median <= 600,
+    )

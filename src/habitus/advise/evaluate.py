@@ -105,23 +105,28 @@ class Report:
 
 def evaluate(root: Any, habits: list[Any], cases: list[dict[str, Any]]) -> Report:
     from habitus.advise import local
+    from habitus.advise.judge import embed_text
     from habitus.advise.slice import Entry, Slice
     from habitus.embed import load_embedder
     from habitus.habits.law import parse
     from habitus.habits.vectors import field_input
 
-    embedder = load_embedder(root, calibrated="minilm")
+    embedder = load_embedder(root, calibrated=local.CALIBRATED)
     vectors = embedder.embed(
         [field_input(f, getattr(h, f)) for h in habits for f in ("condition", "behavior")]
     )
     by_id = {h.id: i for i, h in enumerate(habits)}
 
-    def embed(chosen: list[Any], units: list[Any]) -> tuple[Any, Any, Any]:
-        rows = [by_id[h.id] for h in chosen]
-        conditions = vectors[[2 * r for r in rows]]
-        behaviors = vectors[[2 * r + 1 for r in rows]]
-        return conditions, behaviors, embedder.embed([u.text for u in units])
+    class Embed:
+        model_id = embedder.model_id
 
+        def __call__(self, chosen: list[Any], units: list[Any]) -> tuple[Any, Any, Any]:
+            rows = [by_id[h.id] for h in chosen]
+            conditions = vectors[[2 * r for r in rows]]
+            behaviors = vectors[[2 * r + 1 for r in rows]]
+            return conditions, behaviors, embedder.embed([embed_text(u) for u in units])
+
+    embed = Embed()
     law = parse(None)
     report = Report()
     for case in cases:

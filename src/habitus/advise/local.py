@@ -26,7 +26,12 @@ comes first: a missed concern costs less than a wrong one (users of earlier advi
   very action. A word matches as a stem, a token prefix ("backups", "test_export") or, for "test", a
   test runner's name.
 
-The embedding model loads only when some unit passes the word check of some habit.
+Meaning. The word checks above only see a condition's own words. The semantic judge
+(habitus.advise.judge) also reads each habit against a bounded set of the slice's units with the
+multilingual embedder: is its situation there, and does the work show its behaviour? A trained scorer
+decides, per embedding model; a habit it raises that the word checks did not gets a `concern` too.
+The embedding model loads when there are approved habits and new agent work (or, without trained
+weights for the configured model, only when some unit passes the word check of some habit).
 
 Law. New tool calls are checked for destructive commands the user did not ask for in this turn (force
 push, `reset --hard`, `clean -f`, `rm -rf` of `/`, `~`, `*` or `.`, dropping tables, `mkfs`, `dd` to a
@@ -52,6 +57,10 @@ if TYPE_CHECKING:
     from habitus.habits.law import Law
     from habitus.habits.store import ActiveHabit
 
+# The word checks' cosine thresholds were fitted on all-MiniLM-L6-v2, so under the "default" setting the
+# reviewer keeps that model (habitus.embed.load_embedder's `calibrated`); the semantic judge has weights
+# per model, and measured on the multilingual dev set E5 did not beat it there (docs/quality.md).
+CALIBRATED = "minilm"
 TRIGGER_COS = 0.55
 EVIDENCE_COS = 0.55
 VIOLATION_COS = 0.3
@@ -124,7 +133,7 @@ def anchors(text: str) -> set[str]:
 @dataclass
 class Unit:
     text: str
-    role: str  # user | assistant | tool
+    role: str  # user | assistant | tool (| turn: the whole new work, for the semantic judge)
     new: bool
     prose: bool  # plain sentence (not code, quote or tool call)
     stems: set[str] = field(default_factory=set)  # every content word, stemmed, with its synonyms
@@ -360,37 +369,51 @@ def review(
     embed: Any = None,
     prompt: str | None = None,
 ) -> list[Candidate]:
-    """Every local finding in the slice, most important first. `embed(habits, units)` returns
-    (condition matrix, behaviour matrix, unit matrix) as unit-length rows; it is called only when some
-    unit passes the word check of some habit."""
+    """Every local finding in the slice, most important first.
+
+    `embed(habits, units)` returns (condition matrix, behaviour matrix, unit matrix) as unit-length
+    rows, and `embed.model_id` names its model (which trained scorer applies, habitus.advise.judge).
+    It is called once, for every habit and a bounded set of units, when there are habits and new
+    agent work; without trained weights for the model, only the word rules judge."""
+    from habitus.advise import judge
+
     units = units_of(s)
     found: list[Candidate] = []
+    acted: set[int] = set()  # units the law already speaks for
     if law is not None:
-        found.extend(_law(units, law, prompt if prompt is not None else _prompt(units)))
-    rules = [rule for rule in (Rule.of(h) for h in habits) if rule.checkable]
+        found.extend(_law(units, law, prompt if prompt is not None else _prompt(units), acted))
+    every = [Rule.of(h) for h in habits]
+    checks = judge.word_checks(every, units)
+    rules = [rule for rule in every if rule.checkable]
+    seen = {id(rule): check for rule, check in zip(every, checks, strict=True)}
     pairs: list[tuple[int, int]] = []  # (rule, unit) passing a word check
     for r, rule in enumerate(rules):
-        pairs.extend(
-            (r, u) for u, unit in enumerate(units) if rule.candidate(unit) or rule.violation_words(unit)
-        )
-    if not pairs or embed is None:
-        return _ordered(found)
+        check = seen[id(rule)]
+        pairs.extend((r, u) for u in sorted(set(check.triggers) | set(check.violations)))
     wanted_rules = sorted(
         {r for r, _ in pairs if any(rules[r].candidate(units[u]) for rr, u in pairs if rr == r)}
     )
-    if not wanted_rules:
+    weights = judge.weights_for(getattr(embed, "model_id", "")) if embed is not None else None
+    semantic = judge.choose(units) if weights is not None and every else []
+    agent_new = any(u.new and u.role != "user" for u in units)
+    if embed is None or not (wanted_rules or (semantic and agent_new)):
         return _ordered(found)
-    wanted_units = sorted({u for r, u in pairs if r in wanted_rules})
+    wanted_units = sorted({u for r, u in pairs if r in wanted_rules} | set(semantic))
+    extra = [Unit(judge.turn_text(units), "turn", True, False)] if semantic and agent_new else []
     conditions, behaviors, vectors = embed(
-        [rules[r].habit for r in wanted_rules], [units[u] for u in wanted_units]
+        [rule.habit for rule in every], [units[u] for u in wanted_units] + extra
     )
-    rule_row = {r: i for i, r in enumerate(wanted_rules)}
+    turn = vectors[-1] if extra else None
+    vectors = vectors[: len(wanted_units)]
     unit_row = {u: i for i, u in enumerate(wanted_units)}
+    index = {id(rule): i for i, rule in enumerate(every)}
+    noted: set[str] = set()
     for r in wanted_rules:
         rule = rules[r]
+        row = index[id(rule)]
         mine = [u for rr, u in pairs if rr == r]
-        cond_cos = vectors @ conditions[rule_row[r]]
-        beh_cos = vectors @ behaviors[rule_row[r]]
+        cond_cos = vectors @ conditions[row]
+        beh_cos = vectors @ behaviors[row]
         triggers = [
             u
             for u in mine
@@ -403,12 +426,21 @@ def review(
         if broken:
             worst = max(broken, key=lambda u: (rule.violation_words(units[u]), float(beh_cos[unit_row[u]])))
             found.append(_habit_note(rule, units[trigger], units[worst], float(beh_cos[unit_row[worst]])))
+            noted.add(rule.habit.id)
             continue
         if not rule.absence_checked:
             continue
         close = any(units[u].role != "user" and beh_cos[unit_row[u]] >= EVIDENCE_COS for u in wanted_units)
         if not close and not rule.evidence(units):
             found.append(_habit_note(rule, units[trigger], None, float(cond_cos[unit_row[trigger]])))
+            noted.add(rule.habit.id)
+    if turn is not None and weights is not None:
+        rows = [unit_row[u] for u in semantic]
+        chosen = [units[u] for u in semantic]
+        for scored in judge.judge(every, chosen, checks, conditions, behaviors, vectors[rows], turn, weights):
+            if scored.rule.habit.id in noted or scored.trigger is None or id(scored.trigger) in acted:
+                continue
+            found.append(_semantic_note(scored.rule, scored.trigger, scored.probability))
     return _ordered(found)
 
 
@@ -416,6 +448,25 @@ def _ordered(found: list[Candidate]) -> list[Candidate]:
     from habitus.advise.notes import RANK
 
     return sorted(found, key=lambda c: (-RANK[c.severity], -c.rank, c.key))
+
+
+def _semantic_note(rule: Rule, trigger: Unit, probability: float) -> Candidate:
+    habit = rule.habit
+    head = f"Approved habit {habit.id}: {habit.condition.rstrip('.')}: {habit.behavior.rstrip('.')}"
+    body = (
+        f'The new work looks like this situation ("{_excerpt(trigger.text)}"), and nothing in it shows '
+        "the behaviour."
+        if not rule.avoided or rule.positive
+        else f'The new work looks like this situation ("{_excerpt(trigger.text)}") and seems to do what '
+        "the habit avoids."
+    )
+    return Candidate(
+        f"{head}. {body}",
+        "concern",
+        f"habit:{habit.id}",
+        habit=habit.id,
+        rank=habit.confidence_bp + int(probability * 100),
+    )
 
 
 def _habit_note(rule: Rule, trigger: Unit, violation: Unit | None, score: float) -> Candidate:
@@ -503,7 +554,8 @@ def _prompt(units: list[Unit]) -> str:
     return " ".join(u.lowered for u in units if u.role == "user")
 
 
-def _law(units: list[Unit], law: Law, prompt: str) -> list[Candidate]:
+def _law(units: list[Unit], law: Law, prompt: str, acted: set[int] | None = None) -> list[Candidate]:
+    """The law's findings; `acted` gathers the ids of the units they quote."""
     from habitus.habits.law import _negated
 
     asked = prompt.lower()
@@ -523,6 +575,8 @@ def _law(units: list[Unit], law: Law, prompt: str) -> list[Candidate]:
             if hit is None or asked_for.search(asked) or name in seen:
                 continue
             seen.add(name)
+            if acted is not None:
+                acted.add(id(hit))
             tail = "you did not ask for this in the current request; the law asks for confirmation first"
             if group == "checks":
                 tail = "the law forbids turning checks or tests off to get a green run unless you asked"
@@ -551,19 +605,43 @@ def _law(units: list[Unit], law: Law, prompt: str) -> list[Candidate]:
     return found
 
 
-def embed_with(root: Any, conn: Any) -> Any:
+class Embedding:
     """An `embed` callable for `review` backed by the configured embedding model and the cached habit
-    vectors (computed in memory for any habit that lacks them)."""
+    vectors (computed in memory for any habit that lacks them). The model loads on first use."""
 
-    def embed(habits: list[ActiveHabit], units: list[Unit]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def __init__(self, root: Any, conn: Any) -> None:
+        self.root, self.conn = root, conn
+        self._embedder: Any = None
+
+    @property
+    def embedder(self) -> Any:
+        if self._embedder is None:
+            from habitus.embed import load_embedder
+
+            self._embedder = load_embedder(self.root, calibrated=CALIBRATED)
+        return self._embedder
+
+    @property
+    def model_id(self) -> str:
+        """The configured model's id, resolved without loading the model when possible."""
+        if self._embedder is not None:
+            return str(self._embedder.model_id)
+        from habitus.embed import current_model_name, registry
+
+        name = current_model_name(self.root)
+        return registry.resolve(self.root, CALIBRATED if name == registry.DEFAULT_NAME else name).model_id
+
+    def __call__(
+        self, habits: list[ActiveHabit], units: list[Unit]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         import numpy as np
 
-        from habitus.embed import load_embedder
+        from habitus.advise.judge import embed_text
         from habitus.habits import vectors
 
-        embedder = load_embedder(root, calibrated="minilm")
+        embedder = self.embedder
         rows = [{"id": h.id, "condition": h.condition, "behavior": h.behavior} for h in habits]
-        cached = vectors.load(conn, rows, embedder.model_id, embedder.dims)
+        cached = vectors.load(self.conn, rows, embedder.model_id, embedder.dims)
         missing = [h for h in habits if h.id not in cached]
         if missing:
             texts = [vectors.field_input(f, getattr(h, f)) for h in missing for f in vectors.FIELDS]
@@ -572,6 +650,4 @@ def embed_with(root: Any, conn: Any) -> Any:
                 cached[h.id] = {"condition": matrix[2 * i], "behavior": matrix[2 * i + 1]}
         conditions = np.stack([cached[h.id]["condition"] for h in habits]).astype(np.float32)
         behaviors = np.stack([cached[h.id]["behavior"] for h in habits]).astype(np.float32)
-        return conditions, behaviors, embedder.embed([u.text for u in units])
-
-    return embed
+        return conditions, behaviors, embedder.embed([embed_text(u) for u in units])

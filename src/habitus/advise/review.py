@@ -184,7 +184,7 @@ def run(
 
             law = load_law(root)
             habits = active_habits(conn, law)
-            candidates.extend(local.review(s, habits, law, embed=local.embed_with(root, conn)))
+            candidates.extend(local.review(s, habits, law, embed=local.Embedding(root, conn)))
             outcome.reviewers["local"] = {"status": "ok", "habits": len(habits)}
         except HabitusError as exc:
             if exc.code not in LOCAL_FAILURES:

@@ -1,0 +1,319 @@
+"""Semantic judgement of the new work against each approved habit, in any language the embedder reads.
+
+Per habit, two questions, answered from one batch of embeddings:
+
+- is the habit's situation in the new work? The condition against the new units of the right side (the
+  user's request for a condition about the user, the agent's text and tool calls otherwise): the best
+  cosine, how far it stands above the other habits' best for the same unit (one unit is about one
+  situation), and the request itself (a bug report sets up "When fixing a bug");
+- does the work show the behaviour? The behaviour against every agent unit of the turn (tool calls
+  say what was done: "pip install dist/*.whl" in a fresh venv is evidence whatever the prose says).
+
+These cosines, the word rules' own verdicts (habitus.advise.local.Rule: trigger, evidence, violation)
+and a doubt cue of the best trigger unit (a question, a negation, a hypothetical, in the supported
+languages) are the features of a logistic scorer trained on labelled slices
+(tests/fixtures/advise/train.jsonl and cases.jsonl, by scripts/train_advise.py). Its weights are data
+(judge_weights.json), one set per embedding model id: a model without weights gets no semantic notes
+(the word rules still run), because cosines of different models are not comparable.
+
+Only a bounded set of units is embedded (MAX_EMBED: the request, the newest tool calls and the last
+sentences of the agent's text), so a review stays fast at Stop.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from habitus.advise.local import Rule, Unit
+
+MAX_EMBED = 16
+MAX_USER = 2
+MAX_TOOLS = 6
+MAX_CONTEXT_TOOLS = 2
+MAX_EMBED_CHARS = 300
+TURN_CHARS = 600
+WEIGHTS = "judge_weights.json"
+
+SITUATION = (
+    "trig",
+    "trig_margin",
+    "trig_z",
+    "request",
+    "request_z",
+    "turn_z",
+    "turn_top",
+    "whole_z",
+    "rule_trigger",
+    "doubt",
+    "meta",
+)
+BEHAVIOUR = (
+    "evidence",
+    "evidence_z",
+    "evidence_tool",
+    "excess",
+    "rule_evidence",
+    "rule_violation",
+    "avoid",
+    "avoid_x_evidence_tool",
+    "avoid_x_excess",
+)
+FEATURES = SITUATION + BEHAVIOUR
+
+# A question, a negation or a hypothetical near the claim ("not ready yet", "noch nicht", "todavía
+# no", "pas encore", "ainda não", "ещё не", "まだ", "还没"): the claim is not made.
+_DOUBT = re.compile(
+    r"[?？]\s*$|\b(?:not|never|no|if|would|could|might|maybe|once|later|yet|"
+    r"nicht|noch|kein|keine|wenn|würde|könnte|falls|"
+    r"todavía|aún|sería|podría|quizás|"
+    r"pas|jamais|encore|pourrait|serait|"
+    r"não|ainda|seria|poderia|talvez|"
+    r"не|нет|ещё|еще|если|бы|можно)\b|まだ|ない|ません|なら|還沒|还没|没有|未|如果|可能",
+    re.IGNORECASE,
+)
+
+
+# Talk about habits ("what habits do I have about releases") is not the situation itself.
+_META = re.compile(r"\bhabit|\bgewohnheit|\bhábito|\bhabitude|\bпривычк|習慣|习惯|\bhabitus\b", re.IGNORECASE)
+
+
+@dataclass
+class Scored:
+    rule: Rule
+    probability: float
+    trigger: Unit | None
+
+
+def choose(units: list[Unit]) -> list[int]:
+    """Indexes of the units worth embedding, at most MAX_EMBED: the new request, the newest tool calls,
+    the last sentences of the new agent text, and a few earlier tool calls of the turn (evidence)."""
+    new_user = [i for i, u in enumerate(units) if u.new and u.role == "user" and u.prose]
+    new_tools = [i for i, u in enumerate(units) if u.new and u.role == "tool"]
+    new_prose = [i for i, u in enumerate(units) if u.new and u.role == "assistant" and u.prose]
+    old_tools = [i for i, u in enumerate(units) if not u.new and u.role == "tool"]
+    chosen = new_user[:MAX_USER] + new_tools[-MAX_TOOLS:] + old_tools[-MAX_CONTEXT_TOOLS:]
+    room = max(0, MAX_EMBED - len(chosen))
+    chosen += new_prose[-room:] if room else []
+    return sorted(set(chosen))[:MAX_EMBED]
+
+
+def embed_text(unit: Unit) -> str:
+    return unit.text[: TURN_CHARS if unit.role == "turn" else MAX_EMBED_CHARS]
+
+
+def turn_text(units: list[Unit]) -> str:
+    """The new work as one text: the request, then the tool calls and the agent's last words."""
+    new = [u for u in units if u.new]
+    parts = [u.text[:200] for u in new if u.role == "user"][:1]
+    parts += [u.text[:80] for u in new if u.role == "tool"][-4:]
+    parts += [u.text for u in new if u.role == "assistant"][-4:]
+    return " ".join(parts)[:TURN_CHARS]
+
+
+@dataclass
+class Words:
+    """What the word rules saw of one habit in the whole slice (computed once per review)."""
+
+    triggers: list[int]  # units passing its trigger word check
+    violations: list[int]  # units holding its avoided words
+    evidence: bool  # a do-habit's distinctive words appear in some agent unit
+    possible: bool  # a note is possible at all (see `word_checks`)
+    violation_tool: bool  # an avoided word in a tool call
+
+
+def word_checks(rules: list[Rule], every: list[Unit]) -> list[Words]:
+    out = []
+    for rule in rules:
+        triggers = [u for u, unit in enumerate(every) if rule.candidate(unit)] if rule.required else []
+        violations = [u for u, unit in enumerate(every) if rule.violation_words(unit)]
+        out.append(
+            Words(
+                triggers,
+                violations,
+                rule.absence_checked and rule.evidence(every),
+                # A habit that only says what to avoid ("do not ...", "X instead of Y") is broken only
+                # by doing the avoided thing, so absence proves nothing: its note needs an avoided word
+                # in the new work (tool calls are code, and code reads the same in every language).
+                not rule.avoided or bool(rule.positive) or bool(violations),
+                any(every[u].role == "tool" for u in violations),
+            )
+        )
+    return out
+
+
+def features(
+    rules: list[Rule],
+    units: list[Unit],
+    words: list[Words],
+    conditions: np.ndarray,
+    behaviors: np.ndarray,
+    vectors: np.ndarray,
+    turn: np.ndarray,
+) -> tuple[np.ndarray, list[int | None], np.ndarray]:
+    """The feature matrix (one row per rule, FEATURES columns), each rule's best trigger unit (an
+    index into `units`, the embedded units, None when none is on its side) and whether a note is
+    possible at all; `words` are the word rules' verdicts on the whole slice, and `turn`
+    is the vector of the whole new work (`turn_text`)."""
+    import numpy as np
+
+    n = len(rules)
+    out = np.zeros((n, len(FEATURES)), dtype=np.float64)
+    best: list[int | None] = [None] * n
+    allowed = np.array([w.possible for w in words], dtype=bool)
+    if not n or not len(units):
+        return out, best, allowed
+    cond = vectors @ conditions.T  # units x rules
+    beh = vectors @ behaviors.T
+    agent = np.array([u.role in ("assistant", "tool") for u in units])
+    tool = np.array([u.role == "tool" for u in units])
+    new = np.array([u.new for u in units])
+    asked = np.array([u.role == "user" for u in units]) & new
+    low = -1.0
+    trig = np.full(n, low)
+    margin = np.zeros(n)
+    for r, rule in enumerate(rules):
+        side = asked if rule.user_side else agent & new
+        if side.any():
+            column = np.where(side, cond[:, r], low)
+            u = int(column.argmax())
+            best[r] = u
+            trig[r] = column[u]
+            margin[r] = cond[u, r] - float(np.delete(cond[u], r).max()) if n > 1 else 0.0
+    request = np.where(asked[:, None], cond, low).max(axis=0) if asked.any() else np.zeros(n)
+    evidence = np.zeros(n)
+    excess = np.zeros(n)
+    for r in range(n):
+        others = agent.copy()
+        if best[r] is not None:
+            others[best[r]] = False  # the claim itself is no evidence of the behaviour
+        if others.any():
+            evidence[r] = float(np.where(others, beh[:, r], low).max())
+            excess[r] = float(np.where(others, beh[:, r] - cond[:, r], low).max())
+    evidence_tool = np.where(tool[:, None], beh, low).max(axis=0) if tool.any() else np.zeros(n)
+    trig_z, request_z, evidence_z = _z(trig), _z(request), _z(evidence)
+    turn_cos = conditions @ turn
+    turn_z = _z(turn_cos)
+    turn_top = (turn_cos >= np.sort(turn_cos)[-min(2, n)]).astype(np.float64)
+    whole = conditions + behaviors  # the habit as a whole: its situation and what is done in it
+    whole = whole / np.maximum(np.linalg.norm(whole, axis=1, keepdims=True), 1e-12)
+    whole_z = _z(whole @ turn)
+    meta = float(any(u.new and u.role != "tool" and _META.search(u.text) for u in units))
+    for r, rule in enumerate(rules):
+        avoid = 1.0 if rule.avoided else 0.0
+        u = best[r]
+        trigger_unit = units[u] if u is not None else None
+        out[r] = (
+            trig[r],
+            margin[r],
+            trig_z[r],
+            request[r],
+            request_z[r],
+            turn_z[r],
+            turn_top[r],
+            whole_z[r],
+            float(bool(words[r].triggers)),
+            float(bool(trigger_unit and trigger_unit.prose and _DOUBT.search(trigger_unit.lowered))),
+            meta,
+            evidence[r],
+            evidence_z[r],
+            evidence_tool[r],
+            excess[r],
+            float(words[r].evidence),
+            float(words[r].violation_tool),
+            avoid,
+            avoid * evidence_tool[r],
+            avoid * excess[r],
+        )
+    return out, best, allowed
+
+
+def _z(values: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    if len(values) < 2:
+        return np.zeros_like(values)
+    spread = float(values.std())
+    return (values - float(values.mean())) / max(spread, 1e-6)
+
+
+@lru_cache(maxsize=1)
+def _all_weights() -> dict[str, Any]:
+    try:
+        raw = resources.files("habitus.advise").joinpath(WEIGHTS).read_text("utf-8")
+        data = json.loads(raw)
+    except (OSError, ValueError):
+        return {}
+    return data.get("models", {}) if isinstance(data, dict) else {}
+
+
+def weights_for(model_id: str) -> dict[str, Any] | None:
+    """The trained scorer for this embedding model, or None (no semantic notes then)."""
+    entry = _all_weights().get(model_id)
+    if not isinstance(entry, dict) or entry.get("features") != list(FEATURES):
+        return None
+    return entry
+
+
+def _stage(matrix: np.ndarray, stage: dict[str, Any]) -> np.ndarray:
+    import numpy as np
+
+    mean = np.asarray(stage["mean"], dtype=np.float64)
+    scale = np.asarray(stage["scale"], dtype=np.float64)
+    w = np.asarray(stage["w"], dtype=np.float64)
+    z = ((matrix - mean) / scale) @ w + float(stage["b"])
+    return 1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))
+
+
+def probabilities(matrix: np.ndarray, weights: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """P(situation present) and P(behaviour missing or broken | situation), per row of `matrix`."""
+    situation = _stage(matrix[:, : len(SITUATION)], weights["situation"])
+    behaviour = _stage(matrix[:, len(SITUATION) :], weights["behaviour"])
+    return situation, behaviour
+
+
+def fired(
+    situation: np.ndarray, behaviour: np.ndarray, weights: dict[str, Any], allowed: np.ndarray
+) -> list[int]:
+    """The habits (row indexes) that get a note: among the `top` most likely situations of the slice
+    (a turn is about one or two things; judging all habits multiplies the false notes), those whose
+    situation and missing behaviour both reach their thresholds."""
+    import numpy as np
+
+    top = [int(r) for r in np.argsort(-situation, kind="stable")[: int(weights["top"])]]
+    return sorted(
+        r
+        for r in top
+        if allowed[r]
+        and situation[r] >= float(weights["situation_threshold"])
+        and behaviour[r] >= float(weights["behaviour_threshold"])
+    )
+
+
+def judge(
+    rules: list[Rule],
+    units: list[Unit],
+    words: list[Words],
+    conditions: np.ndarray,
+    behaviors: np.ndarray,
+    vectors: np.ndarray,
+    turn: np.ndarray,
+    weights: dict[str, Any],
+) -> list[Scored]:
+    """The rules that get a note (`fired`), with their trigger unit."""
+    matrix, best, allowed = features(rules, units, words, conditions, behaviors, vectors, turn)
+    if not len(matrix):
+        return []
+    situation, behaviour = probabilities(matrix, weights)
+    return [
+        Scored(rules[r], float(situation[r] * behaviour[r]), units[best[r]] if best[r] is not None else None)
+        for r in fired(situation, behaviour, weights, allowed)
+        if best[r] is not None
+    ]

@@ -1,0 +1,140 @@
+"""The local reviewer's semantic judge: trained weights per model, multilingual slices, failing closed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from advise_helpers import CASES, CATALOG
+from conftest import run
+from habitus.advise import judge, local
+from habitus.advise.slice import Entry, Slice
+
+# Dev figures the semantic judge must keep (tuned/dev: train.jsonl was trained on; dev_multilingual.jsonl
+# was written before the judge and never trained on, but was looked at while choosing features).
+FLOORS = {"train.jsonl": 0.12, "dev_multilingual.jsonl": 0.1}
+
+
+def _eval(name: str) -> dict:
+    done = run(["eval", "advise", "--cases", str(CASES / name), "--habits", str(CATALOG)])
+    assert done.exit == 0, done.stderr
+    return done.result
+
+
+@pytest.mark.parametrize("name", sorted(FLOORS))
+def test_multilingual_slices_raise_notes_without_false_ones(name: str) -> None:
+    report = _eval(name)
+    assert report["cases"] >= 30
+    assert report["recall"] >= FLOORS[name], report["misses"]
+    assert report["fp"] <= 1, report["misses"]
+
+
+def test_the_default_model_has_trained_weights(state_root: Path) -> None:
+    from habitus.state.root import StateRoot
+
+    model_id = local.Embedding(StateRoot(state_root), None).model_id  # what a review would use
+    weights = judge.weights_for(model_id)
+    assert weights is not None, f"no trained weights for {model_id}: run scripts/train_advise.py"
+    assert weights["top"] in (1, 2)
+    assert 0 < weights["situation_threshold"] < 1 and 0 < weights["behaviour_threshold"] < 1
+
+
+def _found(cases: list[dict], root: Path) -> set[tuple[str, str]]:
+    from habitus.advise.evaluate import evaluate, load_habits
+    from habitus.state.root import StateRoot
+
+    report = evaluate(StateRoot(root), load_habits(CATALOG), cases)
+    missed = {m["id"]: set(m["raised"]) for m in report.misses}
+    out = set()
+    for case in cases:
+        raised = missed.get(case["id"], set(case["expected"]))
+        out |= {(case["id"], key) for key in raised}
+    return out
+
+
+def test_the_judge_finds_what_the_word_rules_miss(state_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the multilingual training slices, the semantic judge adds true findings to the word rules'
+    (German, Russian: no condition word in the agent's text) and no false one."""
+    from habitus.advise.evaluate import load_cases
+
+    cases = load_cases(CASES / "train.jsonl")
+    expected = {(c["id"], k) for c in cases for k in c["expected"]}
+    both = _found(cases, state_root)
+    monkeypatch.setattr(judge, "weights_for", lambda _model: None)
+    words_only = _found(cases, state_root)
+    added = both - words_only
+    assert added and added <= expected, sorted(added - expected)
+    assert {case for case, _ in added} & {c["id"] for c in cases if c.get("lang") != "en"}
+
+
+def _slice(*entries: tuple[str, str]) -> Slice:
+    return Slice(
+        entries=[Entry(role, text, True, "Bash" if role == "tool" else None) for role, text in entries]
+    )
+
+
+def test_without_weights_for_the_model_only_the_word_rules_judge() -> None:
+    import numpy as np
+
+    habits = _catalog()
+
+    class Unknown:
+        model_id = "nobody@0000"
+        calls = 0
+
+        def __call__(self, chosen, units):
+            Unknown.calls += 1
+            size = 8
+            return (
+                np.eye(len(chosen), size)[:, :size],
+                np.eye(len(chosen), size),
+                np.ones((len(units), size)),
+            )
+
+    s = _slice(("user", "cut 3.1.0"), ("assistant", "Bumped to 3.1.0, good to publish."))
+    assert local.review(s, habits, None, embed=Unknown()) == []
+    assert Unknown.calls == 0  # no word rule fired and no scorer applies: the model never loads
+
+
+def test_a_corrupt_weights_file_means_no_semantic_notes(monkeypatch: pytest.MonkeyPatch) -> None:
+    judge._all_weights.cache_clear()
+    monkeypatch.setattr(judge, "WEIGHTS", "no_such_weights.json")
+    try:
+        assert judge.weights_for("default@anything") is None
+    finally:
+        judge._all_weights.cache_clear()
+
+
+def test_a_weights_entry_for_other_features_is_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(judge, "_all_weights", lambda: {"m@1": {"features": ["trig"], "top": 1}})
+    assert judge.weights_for("m@1") is None
+
+
+def test_choose_bounds_what_gets_embedded() -> None:
+    entries = [("user", "do everything")] + [("tool", f"echo {i}") for i in range(40)]
+    entries += [("assistant", " ".join(f"Sentence number {i} is here." for i in range(60)))]
+    units = local.units_of(_slice(*entries))
+    chosen = judge.choose(units)
+    assert 0 < len(chosen) <= judge.MAX_EMBED
+    assert any(units[i].role == "user" for i in chosen)
+    assert units[chosen[-1]].role == "assistant" and "59" in units[chosen[-1]].text  # the last words count
+
+
+def test_doubt_cues_in_several_languages() -> None:
+    for text in (
+        "Not yet: the wheel is untested.",
+        "Noch nicht fertig.",
+        "Todavía no está lista.",
+        "まだです",
+    ):
+        assert judge._DOUBT.search(text.lower()), text
+    assert not judge._DOUBT.search("bumped to 3.1.0, good to publish.")
+
+
+def _catalog() -> list:
+    from habitus.habits.store import ActiveHabit
+
+    rows = [json.loads(line) for line in CATALOG.read_text().splitlines()]
+    return [ActiveHabit(r["id"], r["condition"], r["behavior"], r["polarity"], 8000, "", "") for r in rows]
