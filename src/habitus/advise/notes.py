@@ -23,6 +23,8 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
+from habitus.lang.words import ENGLISH_STOP_WORDS, IRREGULAR, word_set
+
 SEVERITIES = ("nit", "concern", "blocker")
 RANK = {name: index for index, name in enumerate(SEVERITIES)}
 MAX_KEY_CHARS = 200
@@ -70,16 +72,9 @@ _TRAILING = ".,;:?!…"
 _WORD = re.compile(r"[a-z0-9_]+(?:[.'/-][a-z0-9_]+)*")
 
 
-def word_set(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-STOP_WORDS = word_set(
-    "a an the and or but of to in on at for with by from as is are was were be been being it its this that "
-    "these those there here you your yours we our i me my mine he she they them their so than then too very "
-    "just has have had do does did doing done not no can could should would will may might must also which "
-    "who what when whenever where why how all any each some into onto over under up down out off about "
-    "only own same other such both few more most again once per via like unless until while"
+STOP_WORDS = ENGLISH_STOP_WORDS | word_set(
+    "again both doing down few how like mine more most off once only out over per so too under unless until "
+    "up very via what whenever where which who why yours"
 )
 
 
@@ -111,68 +106,13 @@ def finding_hash(key: str) -> str:
 _SUFFIXES = ("ational", "ations", "ation", "ments", "ment", "ings", "ing", "edly", "ed", "ies", "es", "s")
 
 
-_IRREGULAR = {
-    "wrote": "write",
-    "written": "write",
-    "ran": "run",
-    "made": "make",
-    "built": "build",
-    "took": "take",
-    "taken": "take",
-    "chose": "choose",
-    "chosen": "choose",
-    "found": "find",
-    "got": "get",
-    "gotten": "get",
-    "kept": "keep",
-    "sent": "send",
-    "told": "tell",
-    "went": "go",
-    "gone": "go",
-    "broke": "break",
-    "broken": "break",
-    "began": "begin",
-    "begun": "begin",
-    "brought": "bring",
-    "bought": "buy",
-    "caught": "catch",
-    "thought": "think",
-    "saw": "see",
-    "seen": "see",
-    "gave": "give",
-    "given": "give",
-    "knew": "know",
-    "known": "know",
-    "shown": "show",
-    "led": "lead",
-    "left": "leave",
-    "lost": "lose",
-    "met": "meet",
-    "paid": "pay",
-    "spent": "spend",
-    "stood": "stand",
-    "understood": "understand",
-    "won": "win",
-    "threw": "throw",
-    "thrown": "throw",
-    "drew": "draw",
-    "drawn": "draw",
-    "fell": "fall",
-    "fallen": "fall",
-    "hid": "hide",
-    "hidden": "hide",
-    "rewrote": "rewrite",
-    "rewritten": "rewrite",
-    "rebuilt": "rebuild",
-    "reran": "rerun",
-}
-
-
 @lru_cache(maxsize=65_536)
 def stem(word: str) -> str:
-    """A crude English stemmer: enough to make "verified", "verifying" and "verifies" one token
-    (and "wrote" and "write": common irregular verbs are mapped first)."""
-    word = _IRREGULAR.get(word, word)
+    """Advise's own suffix stripper (irregular verbs from the shared table first): the SimHash
+    signatures of delivered notes and local.py's prefix matching ("cod" starts "coding") rest on it.
+    habitus.lang.words.stem (Snowball) merges words this room keeps apart ("exception" / "except"),
+    so the switch belongs with a rework of the local reviewer."""
+    word = IRREGULAR.get(word, word)
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)] + ("i" if suffix == "ies" else "")

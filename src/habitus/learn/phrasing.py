@@ -20,9 +20,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from habitus.lang import grammar
 from habitus.learn.text import (
     _NO_THING,
-    DETERMINERS,
     STOPWORDS,
     SUBJECTS,
     _close,
@@ -183,9 +183,7 @@ def situation(texts: list[str], *, phrase: bool = False) -> tuple[str, int | Non
                     if first in ("any", "every", "each"):
                         found = re.sub(r"^\w+", "a", found)  # "before any prod migration"
                         first = "a"
-                    if first in DETERMINERS:
-                        return f"When about to start {found}", index
-                    return f"When about to {found}", index
+                    return grammar.about_to(found), index
     for text in texts:
         every = _EVERY.search(generalise(text))
         if every:

@@ -38,11 +38,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from habitus.lang.words import DETERMINERS, ENGLISH_STOP_WORDS, word_set
+from habitus.lang.words import stem as _lang_stem
+from habitus.lang.words import words as _lang_words
+
 MAX_DIRECTIVE_CHARS = 300
 
 
-def _set(text: str) -> frozenset[str]:
-    return frozenset(text.split())
+_set = word_set
 
 
 MAX_FACT_CHARS = 400
@@ -55,16 +58,12 @@ _REJECTION_REASON = re.compile(
     r"(?:reason for the rejection|the user said)\s*:\s*(.+)$", re.IGNORECASE | re.S
 )
 
-STOPWORDS = _set(
-    """a an the and or but if then so to of in on at for with from by as into onto about over under
-    up down out off again also too very just only really still even ever not no nor is are was
-    were be been being am do does did done doing have has had having will would shall should can
-    could may might must need needs this that these those it its it's i me my mine we us our
-    ours you your yours he him his she her they them their there here what which who whom whose
-    when where why how all any both each every few more most other some such own same than s t
-    don't dont didn't isn't aren't wasn't won't can't cannot let's ok okay please pls thanks
-    thank yes yeah hmm well now first one ones thing things lot bit little way time times
-    already always never sure like before after while until because since without within"""
+STOPWORDS = ENGLISH_STOP_WORDS | _set(
+    """after again already always am aren't because before bit both can't cannot didn't doing don't dont
+    down even ever every few first having her him his hmm how if isn't it's let's like little lot
+    mine more most need needs never nor now off ok okay one ones only ours out over please pls
+    really s shall since so still sure t thank thanks thing things time times too under until up us
+    very wasn't way well what where which who whom whose why within without won't yeah yes yours"""
 )
 
 # Verbs that start an imperative sentence in coding conversations. Not complete: a sentence after an
@@ -91,7 +90,6 @@ SUBJECTS = _set(
     """i you we he she they it that this there it's that's there's i'm you're we're they're i've
     you've we've i'd you'd i'll you'll we'll he's she's what's who's"""
 )
-DETERMINERS = _set("the a an my our your his her their its some")
 # Sentences that clarify the current task rather than correct a behaviour.
 NARROW = re.compile(
     r"\b(this|that|the same) (file|function|method|class|line|one|test|chart|page|component|module|folder)\b"
@@ -176,7 +174,6 @@ _ACK = re.compile(
     r"^\s*(noted|good to know|i'?ll (keep that in mind|remember)|will remember)\b", re.IGNORECASE
 )
 
-_WORD = re.compile(r"[a-z][a-z'’-]*|\d+", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+|;\s+")
 _ABBREVIATION = re.compile(r"\b(e\.g|i\.e|etc|vs|cf)\.\s", re.IGNORECASE)
 
@@ -235,7 +232,7 @@ class Reading:
 
 
 def words(text: str) -> list[str]:
-    return [w.lower().replace("’", "'") for w in _WORD.findall(text)]
+    return _lang_words(text)
 
 
 def content_words(text: str) -> list[str]:
@@ -605,21 +602,8 @@ def _again_unwanted(stripped: str, markers: set[str], before: str) -> bool:
 
 
 def _stem(word: str) -> str:
-    """A crude suffix stripper, enough to match "summaries"/"summary", "wrapped"/"wraps", "typed"/"type"."""
-    w = word.lower().strip("'-")
-    if len(w) <= 3 or not w.isalpha():
-        return w
-    for suffix, repl in (("ies", "i"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""), ("y", "i"), ("e", "")):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not (suffix == "s" and w.endswith("ss")):
-            if suffix == "es" and not w[:-2].endswith(("s", "x", "ch", "sh", "z")):
-                continue
-            w = w[: len(w) - len(suffix)] + repl
-            break
-    if len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "aeiouls":
-        w = w[:-1]  # wrapp -> wrap
-    if w.endswith("e") and len(w) > 4:
-        w = w[:-1]
-    return w
+    """The shared Snowball stem: "summaries"/"summary", "wrapped"/"wraps", "typed"/"type" meet."""
+    return _lang_stem(word)
 
 
 def read_message(

@@ -24,6 +24,9 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+from habitus.lang import grammar
+from habitus.lang.words import ENGLISH_STOP_WORDS, word_set
+from habitus.lang.words import stem as lang_stem
 from habitus.select.vocab import canonical
 
 # -- verbs ----------------------------------------------------------------------------------------
@@ -171,13 +174,6 @@ def compatible(a: str | None, b: str | None) -> bool:
 
 # -- conditions -----------------------------------------------------------------------------------
 
-_WHEN = re.compile(r"^\s*(when(ever)?|if|while|before|after)\b[\s,:]*", re.IGNORECASE)
-_ASKED = re.compile(
-    r"^(the user|i|we|someone|anyone)\s+(asks?|tells?|wants?|requests?)\s+(you\s+)?(to\s+)?",
-    re.IGNORECASE,
-)
-
-
 UNKNOWN = "?"  # an action condition whose verb is not in the lexicon
 
 
@@ -212,15 +208,17 @@ class Condition:
 
 @cache
 def condition(text: str) -> Condition:
-    body = _WHEN.sub("", text, count=1).strip()
-    body = _ASKED.sub("", body, count=1).strip()
-    words = body.split()
-    if not words:
+    """Read a condition with the shared When/Do grammar, then name its action with the verb lexicon: an
+    activity whose verb the lexicon does not know is UNKNOWN, never an event ("When about to start a
+    release" asks for an action, so a plain question about releases does not trigger it)."""
+    read = grammar.situation(text)
+    body = read.body
+    if not body.split():
         return Condition(None, text)
     index, pattern = _verb_index()
     found = pattern.match(body.lower())
     if found is None:
-        return Condition(UNKNOWN if words[0].lower().endswith("ing") else None, body)
+        return Condition(UNKNOWN if read.activity else None, body)
     form = found.group(1)
     cls = index[form]
     base = _base_form(form)
@@ -601,13 +599,10 @@ _DETERMINERS = frozenset(
     "a an the this that these those its their our your my some any every each".split()  # noqa: SIM905
 )
 # Words that say nothing about what a condition is about.
-_STOP = frozenset(
-    """a an the this that these those it its of to for from in on at by with without into onto about as
-    such or and but not no any some all every each other another new existing old current same own
-    user users me my our your you we i they them their his her he she one ones something anything
-    code shown given used using when whenever if while before after asks ask tell wants want please
-    just also then now there here is are be been being was were do does did done can could would should
-    will shall may might must has have had get gets got against than""".split()  # noqa: SIM905
+_STOP = ENGLISH_STOP_WORDS | word_set(
+    """after against another anything ask asks before code current every existing get gets given got her
+    his if new now old one ones please shall shown something tell used user users using want wants
+    whenever without"""
 )
 # Abbreviations and spellings folded to one word, so "PR" meets "pull request".
 _ALIASES = {
@@ -645,26 +640,9 @@ _ALIASES = {
 _PATHLIKE = re.compile(r"^[\w.~-]*(?:/[\w.~-]*)+/?$|^[\w-]+\.[a-z][a-z0-9]{0,5}$", re.IGNORECASE)
 
 
-def _undouble(w: str) -> str:
-    """ "logg" -> "log", "committ" -> "commit"; "install", "miss" and "buzz" stay."""
-    return w[:-1] if len(w) > 2 and w[-1] == w[-2] and w[-1] not in "lsz" and w[-1].isalpha() else w
-
-
 def stem(word: str) -> str:
-    """A crude English stem: enough to meet "tests"/"test", "dependencies"/"dependency"."""
-    w = word.lower().strip("'")
-    if w.endswith("'s"):
-        w = w[:-2]
-    for suffix, repl in (("ies", "y"), ("sses", "ss"), ("shes", "sh"), ("ches", "ch"), ("xes", "x")):
-        if w.endswith(suffix) and len(w) > len(suffix) + 2:
-            return w[: -len(suffix)] + repl
-    if w.endswith("ing") and len(w) > 5:
-        w = _undouble(w[:-3])
-    elif w.endswith("ed") and len(w) > 4:
-        w = _undouble(w[:-2])
-    elif w.endswith("s") and not w.endswith(("ss", "us", "is")) and len(w) > 3:
-        w = w[:-1]
-    return w.rstrip("e") if len(w) > 4 else w
+    """The shared Snowball stem: "tests"/"test", "dependencies"/"dependency" meet."""
+    return lang_stem(word)
 
 
 # Nouns too general to show that two texts are about the same object ("fix the file" vs "edit the CI
