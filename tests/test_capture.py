@@ -179,8 +179,8 @@ def test_a_pair_that_still_looks_sensitive_is_dropped_and_counted(on: Path) -> N
     [
         ("claude-code-short.jsonl", 1),
         ("claude-code-branches.jsonl", 3),
-        ("pi-excerpt.jsonl", 3),
-        ("codex-rollout.jsonl", 3),
+        ("pi-excerpt.jsonl", 4),  # with its aborted run
+        ("codex-rollout.jsonl", 4),  # with its aborted run
         ("codex-legacy.jsonl", 2),
     ],
 )
@@ -193,12 +193,14 @@ def test_import_is_idempotent(on: Path, name: str, expected: int) -> None:
     assert obs.verify(StateRoot(on))["ok"]
 
 
-def test_import_keeps_rejections_and_drops_aborted_runs(on: Path) -> None:
+def test_import_keeps_rejections_and_aborted_runs(on: Path) -> None:
     run(["capture", "--transcript", str(FIXTURES / "pi-excerpt.jsonl")])
     run(["capture", "--transcript", str(FIXTURES / "claude-code-short.jsonl")])
     stored = payloads(on)
-    assert [p["outcome"] for p in stored] == ["complete", "complete", "complete", "rejected"]
-    assert "/mode" not in [p["user"] for p in stored]  # aborted
+    assert [p["outcome"] for p in stored] == ["aborted", "complete", "complete", "complete", "rejected"]
+    # The aborted run is kept (its prompt is the user's), recorded as the slash command it is.
+    assert (stored[0]["user"], stored[0]["source"]) == ("/mode", "command")
+    assert [p["source"] for p in stored[1:]] == ["user"] * 4
     rejected = stored[-1]
     assert rejected["tools"] == [
         {"name": "Bash", "status": "rejected"},
@@ -237,11 +239,12 @@ def test_importing_the_real_sessions(on: Path) -> None:
     big = run(
         ["capture", "--transcript", str(REAL / "claude-code" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl")]
     )
-    assert big.result["appended"] == 2
+    assert big.result["appended"] == 4  # two prompts of the user, two background task notices
+    assert [p["source"] for p in payloads(on)] == ["user", "tool", "tool", "user"]
     pi = run(["capture", "--transcript", str(REAL / "pi" / "large-session.jsonl")]).result
-    assert pi["appended"] == 66
+    assert pi["appended"] == 87
     again = run(["capture", "--transcript", str(REAL / "pi" / "large-session.jsonl")]).result
-    assert again["appended"] == 0 and again["duplicates"] == 66
+    assert again["appended"] == 0 and again["duplicates"] == 87
     data = (on / "observations" / "obs-000001.jsonl").read_bytes()
     assert b"/home/marco" not in data and b"/Users/badlogic" not in data
     assert all(len(line) + 1 <= obs.MAX_RECORD_BYTES for line in data.splitlines())
@@ -433,8 +436,9 @@ def test_pi_agent_end_from_the_extension(on: Path) -> None:
     hook("pi", event)
     aborted = {**event, "messages": [event["messages"][0], {**event["messages"][1], "stopReason": "aborted"}]}
     hook("pi", {**aborted, "messages": [{**aborted["messages"][0], "timestamp": 1}, aborted["messages"][1]]})
-    (payload,) = payloads(on)
+    payload, stopped = payloads(on)
     assert payload["user"] == "use rgb values, no rgb indices!" and payload["harness"] == "pi"
+    assert (stopped["user"], stopped["outcome"]) == (payload["user"], "aborted")  # still the user's words
     hook(
         "pi",
         {
@@ -443,7 +447,7 @@ def test_pi_agent_end_from_the_extension(on: Path) -> None:
             "session_file": event["session_file"],
         },
     )
-    assert len(payloads(on)) == 4  # the sweep adds the excerpt's three kept turns
+    assert len(payloads(on)) == 6  # the sweep adds the excerpt's four kept turns
 
 
 def test_a_pi_run_captured_by_the_extension_is_not_imported_twice(on: Path) -> None:
@@ -463,7 +467,7 @@ def test_a_pi_run_captured_by_the_extension_is_not_imported_twice(on: Path) -> N
     )
     assert len(payloads(on)) == 1
     imported = run(["capture", "--transcript", str(FIXTURES / "pi-excerpt.jsonl")]).result
-    assert imported["appended"] == 2 and imported["duplicates"] == 1
+    assert imported["appended"] == 3 and imported["duplicates"] == 1
 
 
 def test_hook_mode_and_transcript_do_not_combine(on: Path) -> None:

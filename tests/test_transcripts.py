@@ -55,7 +55,7 @@ def test_pi_excerpt_outcomes_and_keys() -> None:
     chunk = read_transcript(FIXTURES / "pi-excerpt.jsonl")
     assert chunk.format == "pi" and chunk.session_id == "d703a1a9-1b7b-4fb1-b512-c9738b1fe617"
     assert [(t.outcome, t.kept) for t in chunk.turns] == [
-        ("aborted", False),
+        ("aborted", True),  # the user stopped the run: the prompt is still the user's words
         ("complete", True),
         ("complete", True),
         ("error", False),
@@ -309,15 +309,27 @@ def test_real_claude_code_sessions() -> None:
     folder = REAL / "claude-code"
     big = read_transcript(folder / "258c7280-ae70-4798-800f-63464d01a85d.jsonl")
     assert big.eof and big.skipped_lines == 0
-    assert [t.user for t in big.turns] == ["Implement spotter-gqc", "did you push?"]
-    assert len(big.turns[0].tools) > 150  # the whole run before and after compaction
+    # Background task notices are recorded as tool turns, never as the user's words.
+    assert [(t.source, t.user.split("\n")[0]) for t in big.turns] == [
+        ("user", "Implement spotter-gqc"),
+        ("tool", "<task-notification>"),
+        ("tool", "<task-notification>"),
+        ("user", "did you push?"),
+    ]
+    assert len(big.turns[0].tools) + len(big.turns[1].tools) > 150  # before and after compaction
     assert big.turns[0].outcome == "rejected"
     heavy = read_transcript(folder / "tool_heavy.jsonl").turns
-    assert [t.outcome for t in heavy] == ["interrupted", "complete", "interrupted"]
-    assert heavy[1].user == "/mcp" and not heavy[1].kept  # a local command: nothing happened
+    assert [(t.source, t.outcome, t.kept) for t in heavy] == [
+        ("user", "interrupted", True),  # interrupted: the prompt is still the user's
+        ("meta", "complete", False),  # the local-command caveat
+        ("command", "complete", False),  # /mcp: nothing happened
+        ("command", "complete", False),  # its output
+        ("user", "interrupted", True),
+    ]
+    assert heavy[2].user == "/mcp"
     sub = read_transcript(folder / "subagent.jsonl").turns
-    assert sub[0].user.startswith("/handgemacht:create-beads websearch")
-    assert sub[1].kept and sub[1].assistant.startswith("## Beads Created")
+    assert sub[0].user.startswith("/handgemacht:create-beads websearch") and sub[0].source == "command"
+    assert sub[1].kept and sub[1].assistant.startswith("## Beads Created") and sub[1].source == "user"
 
 
 @needs_shared
@@ -326,7 +338,10 @@ def test_real_pi_session() -> None:
     assert chunk.format == "pi" and chunk.eof and len(chunk.turns) == 88
     outcomes = [t.outcome for t in chunk.turns]
     assert outcomes.count("aborted") == 21 and outcomes.count("error") == 1
-    assert sum(t.kept for t in chunk.turns) == 66
+    # Aborted runs keep their prompts now (a correction often comes right after an abort); only
+    # the one API error is dropped.
+    assert sum(t.kept for t in chunk.turns) == 87
+    assert {t.source for t in chunk.turns} == {"user", "command"}  # "/mode", "/model": Pi commands
     assert any("no rgb indices" in t.user for t in chunk.turns if t.kept)
 
 

@@ -85,7 +85,7 @@ def transcript_format_option(f: F) -> F:
     return click.option(
         "--format",
         "fmt",
-        type=click.Choice(["auto", "claude-code", "pi", "codex"]),
+        type=click.Choice(["auto", "claude-code", "pi", "codex", "gemini"]),
         default="auto",
         show_default=True,
         help="Transcript format for --transcript; auto recognises it from the first lines.",

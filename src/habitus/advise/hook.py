@@ -61,8 +61,14 @@ def source_of(event: HookEvent) -> Source | None:
         path = agent_path if isinstance(agent_path, str) and agent_path else None
         agent = event.raw.get("agent_id")
         scope = f"{session}:agent:{agent if isinstance(agent, str) and agent else source_id(path or session)}"
-    if path and event.harness in ("claude-code", "codex", "pi") and Path(path).is_file():
-        fmt = "claude-code" if event.harness == "claude-code" else event.harness
+    tool = _tool_of(event)
+    if tool is not None and event.harness == "gemini":
+        # Gemini rewrites the call's record in its chat file only after AfterTool: the event has it.
+        return Source(
+            session, scope=scope, turns=[Turn(user="", continued=True, tools=[tool])], cwd=event.cwd
+        )
+    if path and event.harness in ("claude-code", "codex", "pi", "gemini") and Path(path).is_file():
+        fmt = event.harness
         return Source(
             session,
             scope=scope,
@@ -71,12 +77,28 @@ def source_of(event: HookEvent) -> Source | None:
             extra_assistant=event.last_assistant_message,
             cwd=event.cwd,
         )
+    if tool is not None:  # a tool event without a readable transcript: the call itself is the work
+        return Source(
+            session, scope=scope, turns=[Turn(user="", continued=True, tools=[tool])], cwd=event.cwd
+        )
     if event.last_assistant_message or event.prompt:
         turn = Turn(
             user=event.prompt or "", assistant=event.last_assistant_message or "", continued=not event.prompt
         )
         return Source(session, scope=scope, turns=[turn], cwd=event.cwd)
     return None
+
+
+def _tool_of(event: HookEvent) -> Any:
+    """The tool call a post-tool event reports (Claude Code / Codex PostToolUse, Gemini AfterTool)."""
+    from habitus.harness.transcripts import ToolUse, tool_detail
+
+    name = event.raw.get("tool_name")
+    if event.kind != "post_tool" or not isinstance(name, str):
+        return None
+    response = event.raw.get("tool_response")
+    failed = isinstance(response, dict) and (response.get("error") or response.get("success") is False)
+    return ToolUse(name, status="error" if failed else "ok", detail=tool_detail(event.raw.get("tool_input")))
 
 
 def handle(harness: str, event: HookEvent, root: StateRoot, *, wait: float) -> dict[str, Any] | None:

@@ -3,13 +3,18 @@
 Every stored observation is one user/assistant pair:
 
     {"kind": "pair", "harness", "session", "user", "assistant", "user_at", "assistant_at",
-     "outcome": "complete" | "rejected", "tools": [{"name", "status"}], "truncated": bool}
+     "outcome": "complete" | "rejected" | "interrupted" | "aborted", "tools": [{"name", "status"}],
+     "truncated": bool, "source": "user" | "teammate" | "plan" | "command" | "meta" | "hook" | "tool"
+     | "subagent"}
+
+`source` says who wrote the prompt (habitus.harness.provenance): only "user" is a human's words;
+learning reads no other source as the user's. A record without it (written before it existed) is "user".
 
 Rules (issue 3, DESIGN.md section 10):
 
-- Only turns with a prompt whose run was not interrupted, aborted, errored or truncated by the output
-  limit are stored (`Turn.kept`); a turn where the user rejected a tool use is stored (outcome
-  "rejected"): that is friction worth learning from.
+- Only turns with a prompt whose run did not error or hit the output limit are stored (`Turn.kept`);
+  a turn where the user rejected a tool use is stored (outcome "rejected"), and so is one the user
+  interrupted or aborted, answered or not: its prompt is the user's words, and friction.
 - Text is redacted first, then bounded: the prompt keeps its head (MAX_USER_BYTES), the assistant keeps
   its tail with TRUNCATION_MARKER in front, so that the record line fits MAX_RECORD_BYTES (64 KiB); the
   session id and tool names are cut, and a prompt of characters that JSON escapes (6 bytes each) is cut
@@ -23,10 +28,13 @@ Rules (issue 3, DESIGN.md section 10):
 What each hook event does (see `capture_event`):
 
     prompt          Codex: remember the prompt for this session (pending/), for a Stop without transcript
-    stop            store the turn that just ended (Claude Code, Codex: read from transcript_path, with
-                    last_assistant_message as the final word; Gemini AfterAgent, generic: from the event;
-                    Pi agent_end: from its messages)
-    session_end,    Claude Code, Codex, Pi: sweep the transcript's last TAIL_SWEEP_BYTES for turns a
+    stop            store the turn that just ended (Claude Code, Codex, Gemini: read from transcript_path,
+                    with the event's final message as the last word; Codex notify, generic, Gemini
+                    without a chat file: from the event; Pi agent_settled / agent_end: from its
+                    messages). After a Stop hook blocked (stop_hook_active) the turn is the hook's:
+                    its answer is stored as a "hook" turn after the user's, so the final answer is kept
+                    and the user's prompt is not stored twice.
+    session_end,    Claude Code, Codex, Gemini, Pi: sweep the transcript's last TAIL_SWEEP_BYTES for turns a
     pre_compact     missed stop event left behind (deduplicated against the whole log)
     anything else   nothing (SubagentStop too: a subagent's "user" is the parent agent, not the human)
 """
@@ -172,6 +180,7 @@ def entry_for(
             for t in turn.tools[:MAX_TOOLS_STORED]
         ],
         "truncated": turn.assistant_truncated,
+        "source": turn.source,
     }
     origin = {"harness": harness, "source": source, "event": event}
     if _fit(payload, origin):
@@ -296,9 +305,16 @@ def capture_event(
             full_dedupe=False,
             retention_days=retention_days,
         )
-    if event.kind in ("session_end", "pre_compact") and event.harness in ("claude-code", "codex", "pi"):
-        if not event.transcript_path:
-            return Tally()
+    if event.kind in ("session_end", "pre_compact") and event.harness in (
+        "claude-code",
+        "codex",
+        "gemini",
+        "pi",
+    ):
+        if not event.transcript_path or (
+            event.harness == "gemini" and event.transcript_path.endswith(".json")
+        ):
+            return Tally()  # no file, or a Gemini chat file before 0.61 (one JSON object, not JSONL)
         from habitus.harness.transcripts import read_tail
 
         chunk = read_tail(event.transcript_path, max_bytes=TAIL_SWEEP_BYTES, format=event.harness)
@@ -321,45 +337,57 @@ def capture_event(
 
 def _stop_turns(root: StateRoot, event: HookEvent) -> list[Turn]:
     if event.harness == "pi":
-        turns = turns_from_pi_messages(event.messages or [], session_id=event.session_id)
-        if turns and turns[0].continued and event.prompt:
-            turns[0].user, turns[0].continued = event.prompt, False
-        if not turns and event.prompt and event.last_assistant_message is not None:
-            turns = [Turn(user=event.prompt, assistant=event.last_assistant_message, user_at=event.timestamp)]
-        for turn in turns:
-            turn.session_id = turn.session_id or event.session_id
-        return turns
-    if event.harness in ("claude-code", "codex"):
+        return _pi_turns(event)
+    pending = _take_prompt(root, event) if event.harness == "codex" else None
+    if event.harness in ("claude-code", "codex", "gemini"):
         turn = _turn_from_transcript(event)
-        pending = _take_prompt(root, event) if event.harness == "codex" else None
         if turn is not None:
             return [turn]
-        prompt = event.prompt or (pending or {}).get("prompt")
-        if not prompt:
-            if event.transcript_path and not Path(event.transcript_path).exists():
-                raise HabitusError("not_found", f"{event.transcript_path}: no such transcript file")
+    if event.harness == "gemini" or event.harness == "generic":
+        # No chat file to read: the event carries both sides.
+        if event.prompt is None or event.last_assistant_message is None:
             return []
-        key = event.turn_id or (pending or {}).get("turn_id") or (pending or {}).get("at")
         return [
             Turn(
-                user=prompt,
-                assistant=event.last_assistant_message or "",
-                user_at=(pending or {}).get("at"),
-                key=key,
+                user=event.prompt,
+                assistant=event.last_assistant_message,
+                user_at=event.timestamp,
                 session_id=event.session_id,
+                source="hook" if event.stop_hook_active else "user",
             )
         ]
-    # gemini AfterAgent and generic pairs carry both sides.
-    if event.prompt is None or event.last_assistant_message is None:
+    prompt = event.prompt or (pending or {}).get("prompt")
+    if not prompt:
+        if event.transcript_path and not Path(event.transcript_path).exists():
+            raise HabitusError("not_found", f"{event.transcript_path}: no such transcript file")
         return []
+    if event.stop_hook_active:
+        return []  # the continuation of a turn already stored, and no transcript to find its answer in
+    key = event.turn_id or (pending or {}).get("turn_id") or (pending or {}).get("at")
     return [
         Turn(
-            user=event.prompt,
-            assistant=event.last_assistant_message,
-            user_at=event.timestamp,
+            user=prompt,
+            assistant=event.last_assistant_message or "",
+            user_at=(pending or {}).get("at"),
+            key=key,
             session_id=event.session_id,
         )
     ]
+
+
+def _pi_turns(event: HookEvent) -> list[Turn]:
+    """Pi: the run's messages. A retried attempt's agent_end (0.73) comes without its prompt: that
+    partial turn is not stored (agent_settled, 1.6, brings every attempt's messages at once)."""
+    turns = turns_from_pi_messages(event.messages or [], session_id=event.session_id)
+    if turns and turns[0].continued and event.prompt:
+        turns[0].user, turns[0].continued = event.prompt, False
+    if not turns and event.prompt and event.last_assistant_message is not None:
+        turns = [Turn(user=event.prompt, assistant=event.last_assistant_message, user_at=event.timestamp)]
+    if event.raw.get("aborted") is True and turns and turns[-1].outcome == "complete":
+        turns[-1].outcome = "aborted"
+    for turn in turns:
+        turn.session_id = turn.session_id or event.session_id
+    return turns
 
 
 def _turn_from_transcript(event: HookEvent) -> Turn | None:
@@ -376,7 +404,13 @@ def _turn_from_transcript(event: HookEvent) -> Turn | None:
     if turn is None or turn.continued:
         return None
     turn.session_id = turn.session_id or event.session_id
+    if event.stop_hook_active and turn.source == "user":
+        # The prompt of the run a Stop hook continued is the hook's reason, even where the transcript
+        # records it like a user's message (Gemini CLI).
+        turn.source = "hook"
     final = (event.last_assistant_message or "").strip()
+    if event.harness == "gemini" and final and turn.assistant and final.endswith(turn.assistant.strip()):
+        final = ""  # AfterAgent after a block repeats the earlier answers in front of the new one
     if final and final not in turn.assistant:
         # The transcript is written asynchronously and may lag: the hook's final message wins.
         turn.assistant = f"{turn.assistant}\n\n{final}" if turn.assistant else final

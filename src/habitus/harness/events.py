@@ -4,7 +4,10 @@
     context_output(harness, event, text) -> dict|None the harness's "add this as context" reply
     block_output(harness, event, reason) -> dict|None the harness's "do not stop yet, because..." reply
 
-Protocols followed (as published; checked 2026-11):
+Protocols followed: as published, and as the real clients behave, checked on 2026-12-01 by driving them
+offline against a loopback model server: Claude Code 2.1.197 (the events of 2.1.332 are documented in
+the project's reference notes), Codex CLI 0.171.0, Gemini CLI 0.61.0, Pi 1.6.0 (and 0.73.1 through the
+same extension).
 
 - Claude Code, https://code.claude.com/docs/en/hooks: every event carries `session_id`,
   `transcript_path`, `cwd`, `hook_event_name`; `UserPromptSubmit` adds `prompt`; `Stop` and
@@ -19,17 +22,24 @@ Protocols followed (as published; checked 2026-11):
   non-empty `reason` for Stop/SubagentStop. The older `notify` program (openai/codex
   `codex-rs/hooks/src/legacy_notify.rs`) receives `{"type": "agent-turn-complete", "thread-id",
   "turn-id", "cwd", "input-messages", "last-assistant-message"}` as its last argument; it is parsed here
-  as a stop event too.
+  as a stop event too. `input-messages` holds every prompt of the thread so far (0.171 `exec resume`):
+  the prompt of this turn is the last one. 0.171 also has SessionEnd (a sweep of the rollout) and runs
+  a Stop hook's continuation inside the same turn (`stop_hook_active` on the next Stop).
 - Gemini CLI, google-gemini/gemini-cli `docs/hooks/reference.md` and `packages/core/src/hooks/types.ts`:
   base fields `session_id`, `transcript_path`, `cwd`, `hook_event_name`, `timestamp`; `BeforeAgent` has
   `prompt`, `AfterAgent` has `prompt`, `prompt_response`, `stop_hook_active`; `SessionEnd` `reason`;
-  `PreCompress` `trigger`. Context: `hookSpecificOutput: {hookEventName: "BeforeAgent"|"SessionStart"|
+  `PreCompress` `trigger`; `AfterTool` `tool_name`, `tool_input`, `tool_response`. In `-p` mode the
+  SessionStart context is glued in front of the prompt as `<hook_context>…</hook_context>` (its `<`/`>`
+  escaped): parse_event strips it, so that nothing downstream reads habitus's own index as the user's. Context: `hookSpecificOutput: {hookEventName: "BeforeAgent"|"SessionStart"|
   "AfterTool", additionalContext}`; an AfterAgent retry is `{"decision": "deny", "reason": ...}`.
 - Pi has no process hooks: extensions subscribe to events in-process (badlogic/pi-mono
   `packages/coding-agent/docs/extensions.md`). habitus ships `integrations/pi/habitus.ts`, which
   sends `{"hook_event_name": <pi event type>, "session_id", "session_file", "cwd", "prompt",
-  "messages", "timestamp"}` on stdin. Pi event names: `before_agent_start` (prompt), `agent_end` (the
-  run's messages), `session_start`, `session_shutdown`, `session_before_compact`, `tool_execution_end`.
+  "messages", "timestamp"}` on stdin. Pi event names: `before_agent_start` (prompt, only when its
+  `messageType` is "user" in 1.6), `agent_settled` (1.6: Pi will not continue; the extension sends the
+  messages of every attempt since the prompt, and `aborted`), `agent_end` (0.73: the run's messages;
+  1.6 fires it per attempt), `session_start`, `session_shutdown`, `session_before_compact`,
+  `tool_execution_end`.
   That wire format is habitus's own, so the context reply for Pi is `{"additionalContext": text}`
   (habitus's convention for its extension to inject); Pi has no stop-blocking channel, so
   block_output answers None.
@@ -47,6 +57,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from habitus.errors import bad_request
+from habitus.harness.provenance import strip_hook_context
 
 KINDS = (
     "prompt",
@@ -80,6 +91,7 @@ _GEMINI_KINDS = {
 _PI_KINDS = {
     "before_agent_start": "prompt",
     "agent_end": "stop",
+    "agent_settled": "stop",
     "session_start": "session_start",
     "session_shutdown": "session_end",
     "session_before_compact": "pre_compact",
@@ -200,9 +212,13 @@ def parse_event(harness: str, request: dict[str, Any]) -> HookEvent:
         turn_id=_text(request, "turn_id"),
         raw=request,
     )
+    if event.prompt is not None:
+        event.prompt = strip_hook_context(event.prompt)
     if harness == "gemini":
         event.last_assistant_message = _text(request, "prompt_response")
     if harness == "pi":
+        if request.get("messageType") not in (None, "user"):
+            event.prompt = None  # a run started by an extension's custom message: no one typed it
         event.transcript_path = event.transcript_path or _path(request, "session_file")
         messages = request.get("messages")
         if messages is not None and not isinstance(messages, list):
@@ -223,7 +239,7 @@ def _codex_notify(request: dict[str, Any]) -> HookEvent:
         name="agent-turn-complete",
         session_id=_text(request, "thread-id"),
         cwd=_path(request, "cwd"),
-        prompt="\n\n".join(messages) if messages else None,
+        prompt=messages[-1] if messages else None,
         last_assistant_message=_text(request, "last-assistant-message"),
         turn_id=_text(request, "turn-id"),
         raw=request,

@@ -80,11 +80,15 @@ class Observation:
     user: str
     assistant: str
     outcome: str
+    source: str = "user"  # who wrote the prompt; only "user" is the user's words
 
 
 def observation(index: int, record: dict[str, Any]) -> Observation:
-    """An observation record as the analyzers see it (payload fields with safe defaults)."""
+    """An observation record as the analyzers see it (payload fields with safe defaults). A prompt that
+    capture recorded as someone else's (a teammate, a pasted plan, a command, a hook, a tool, a
+    subagent) reads as empty: it is context, never the user's words."""
     payload = record.get("payload") if isinstance(record.get("payload"), dict) else {}
+    source = payload.get("source") if isinstance(payload.get("source"), str) else "user"
     stamp = payload.get("user_at") if isinstance(payload.get("user_at"), str) else None
     if stamp is None or not _DAY.match(stamp):
         stamp = record.get("at") if isinstance(record.get("at"), str) else ""
@@ -94,9 +98,10 @@ def observation(index: int, record: dict[str, Any]) -> Observation:
         day=_day(stamp),
         at=_epoch(stamp),
         session=payload.get("session") if isinstance(payload.get("session"), str) else None,
-        user=payload.get("user") if isinstance(payload.get("user"), str) else "",
+        user=payload.get("user") if isinstance(payload.get("user"), str) and source == "user" else "",
         assistant=payload.get("assistant") if isinstance(payload.get("assistant"), str) else "",
         outcome=payload.get("outcome") if isinstance(payload.get("outcome"), str) else "complete",
+        source=source,
     )
 
 

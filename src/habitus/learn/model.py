@@ -76,6 +76,7 @@ def request(
                 "user": user,
                 "assistant": assistant,
                 "outcome": seen.outcome,
+                "source": seen.source,
                 "tools": [t for t in tools[:20] if isinstance(t, dict)],
             }
         )

@@ -1,0 +1,69 @@
+"""Who wrote a prompt: the human, or something that only looks like them.
+
+    source_of(text) -> (source, text)   one of core.SOURCES, and the text to keep as the prompt
+
+Clients record much that is not the user's words in the user's place: Claude Code stores agent-team
+messages (`<teammate-message teammate_id=…>`), pasted plans ("Implement the following plan:"), slash
+commands (`<command-name>`), local command output, background task notices, system reminders and hook
+feedback ("Stop hook feedback:", "Stop hook blocking error from command: …") as user records; Codex
+stores a Stop hook's continuation as `<hook_prompt …>`; Gemini CLI glues the context hooks injected in
+front of the prompt (`<hook_context>…</hook_context>`, its text escaped); and habitus's own notes come
+back as "[habitus advise…]". These are recorded with their source and never count as friction.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Gemini CLI wraps every hook's additionalContext so; in -p mode it lands in front of the prompt.
+_HOOK_CONTEXT = re.compile(
+    r"\A(?:\s*(?:<hook_context>.*?</hook_context>|&lt;hook_context&gt;.*?&lt;/hook_context&gt;))+\s*", re.S
+)
+_SLASH = re.compile(r"/[\w:.-]+(?:\s|$)")  # "/mode", "/compact keep the API": a slash command (Pi, Codex)
+_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("<teammate-message", "teammate"),
+    ("<agent-message", "teammate"),
+    ("<cross-session-message", "teammate"),
+    ("implement the following plan", "plan"),
+    ("<command-name>", "command"),
+    ("<command-message>", "command"),
+    ("<local-command-stdout>", "command"),
+    ("<local-command-stderr>", "command"),
+    ("<local-command-caveat>", "meta"),
+    ("<bash-input>", "command"),
+    ("<bash-stdout>", "command"),
+    ("<bash-stderr>", "command"),
+    ("<task-notification>", "tool"),
+    ("<system-reminder>", "meta"),
+    ("<session_context>", "meta"),
+    ("<environment_context>", "meta"),
+    ("<user_instructions>", "meta"),
+    ("<user_shell_command>", "command"),
+    ("# agents.md", "meta"),
+    ("<hook_prompt", "hook"),
+    ("<user-prompt-submit-hook>", "hook"),
+    ("stop hook feedback", "hook"),
+    ("stop hook blocking error", "hook"),
+    ("subagentstop hook", "hook"),
+    ("[habitus advise", "hook"),
+    ("this session is being continued from a previous conversation", "meta"),
+)
+
+
+def strip_hook_context(text: str) -> str:
+    """The prompt without the hook context a client glued in front of it (Gemini CLI `-p`)."""
+    if "hook_context" not in text[:64]:
+        return text
+    return _HOOK_CONTEXT.sub("", text, count=1)
+
+
+def source_of(text: str) -> tuple[str, str]:
+    """(source, prompt text): who wrote `text`, with injected hook context removed."""
+    text = strip_hook_context(text).strip()
+    head = text[:80].lower()
+    for prefix, source in _PREFIXES:
+        if head.startswith(prefix):
+            return source, text
+    if "<command-name>" in text[:400] or _SLASH.match(text):
+        return "command", text
+    return "user", text
