@@ -145,6 +145,14 @@ def terms(text: str) -> frozenset[str]:
         stem = wording._stem(word)
         if word not in GENERIC and stem not in GENERIC and len(stem) >= 3:
             found.add(stem)
+    if not text.isascii():  # other scripts and accented words: the language's own stems
+        from habitus.lang.words import STOP_WORDS, language_of, stem, tokens
+
+        language = language_of(text)
+        stop = STOP_WORDS.get(language, frozenset())
+        for token in tokens(text):
+            if not token.isascii() and token not in stop and len(token) >= 2:
+                found.add(stem(token, language))
     for token in _CODE_TOKEN.findall(text):
         if re.search(r"[*%$@]|\w-\w|_", token) and len(token) >= 2:
             found.add(token.lower().strip(".-"))

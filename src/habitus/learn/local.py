@@ -45,8 +45,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from habitus.habits.lifecycle import Evidence, Proposal
+from habitus.learn import foreign, phrasing
 from habitus.learn import gist as gists
-from habitus.learn import phrasing
 from habitus.learn import text as wording
 
 if TYPE_CHECKING:
@@ -763,6 +763,8 @@ def _proposal(
     ]
     texts = [phrasing.fix_typos(t, vocabulary) for t in texts]
     condition, source = phrasing.situation(texts, phrase=phrase)
+    if foreign.is_foreign(texts[0]):
+        condition, source = foreign.topic(texts), None
     behavior, polarity = phrasing.behavior(
         texts[0], phrase=phrase, situation=condition if source == 0 else None
     )

@@ -43,12 +43,11 @@ _POLITE = (
     r"please|pls|bitte|por favor|s'il te plaît|s'il vous plaît|stp|svp|per favore|пожалуйста|ください"
     r"|お願い|お願いします|请|吧|thanks|danke|gracias|merci|obrigado|obrigada|спасибо"
 )
-_LEAD = (
-    r"(?:(?:ugh+|argh+|omg|omfg|wtf|ffs|dude|man|oh|ah|hmm+|seriously|sigh|come on|mein gott|mon dieu"
-    r"|nossa|блин|はぁ|哎|唉|ok(?:ay)?|so|well|no+|nope|nah|wrong|nein|non|não|нет|いや|違う|不对|不)"
-    + _SEP
-    + r")*"
+_INTERJECTIONS = (
+    r"ugh+|argh+|omg|omfg|wtf|ffs|dude|man|oh|ah|hmm+|seriously|sigh|come on|mein gott|mon dieu"
+    r"|nossa|блин|はぁ|哎|唉|ok(?:ay)?|so|well|no+|nope|nah|wrong|nein|non|não|нет|いや|違う|不对|不"
 )
+_LEAD = r"(?:(?:" + _INTERJECTIONS + r")" + _SEP + r")*"
 _JA_USE = r"(?:を|で)?(?:使って|使う|使え|にして|にしろ)"
 _ZH_USE = r"(?:用|使用|改用|换成|换用)"
 
@@ -59,54 +58,38 @@ def _compile(pattern: str) -> re.Pattern[str]:
     return re.compile(r"^\s*" + _LEAD + pattern + _END + r"$", _FLAGS)
 
 
-_SHAPES: list[tuple[re.Pattern[str], bool]] = [
-    # (pattern with groups x and y, whether X must be something the agent's last reply named)
+_TAIL = rf"(?:{_SPACE}(?:{_POLITE}))?"
+_SHAPES: list[tuple[re.Pattern[str], bool | None]] = [
+    # (pattern with groups x and y; True: X must be something the agent's last reply named; None: named,
+    # or Y introduced by a verb of use; False: the shape says it all)
     (
         _compile(
-            rf"(?P<x>{_TERM})\s*(?:{AGAIN}){_SEP}(?:(?:{USE})\s+)?(?P<y>{_TERM})(?:\s*{_JA_USE})?(?:{_SPACE}(?:{_POLITE}))?"
+            rf"(?P<x>{_TERM})\s*(?:{AGAIN}){_SEP}(?:(?:{USE})\s+)?(?P<y>{_TERM})(?:\s*{_JA_USE})?{_TAIL}"
         ),
         True,
     ),
     (
         _compile(
-            rf"(?:{AGAIN})\s*(?P<x>{_TERM}){_SEP}(?:(?:{USE})\s*)?(?P<y>{_TERM})(?:\s*{_JA_USE})?(?:{_SPACE}(?:{_POLITE}))?"
+            rf"(?:{AGAIN})\s*(?P<x>{_TERM}){_SEP}(?:(?:{USE})\s*)?(?P<y>{_TERM})(?:\s*{_JA_USE})?{_TAIL}"
         ),
         True,
     ),
+    # "no X, Y" is also "no funciona, arreglalo" ("it does not work, fix it"): hence None.
+    (_compile(rf"(?:{NOT})\s+(?P<x>{_TERM}){_SEP}(?:(?P<use>{USE})\s+)?(?P<y>{_TERM}){_TAIL}"), None),
+    (_compile(rf"(?P<x>{_TERM})\s+(?:{NOT}){_SEP}(?:(?P<use>{USE})\s+)?(?P<y>{_TERM}){_TAIL}"), None),
     (
         _compile(
-            rf"(?:{NOT})\s+(?P<x>{_TERM}){_SEP}(?:(?:{USE})\s+)?(?P<y>{_TERM})(?:{_SPACE}(?:{_POLITE}))?"
+            rf"(?:(?:{USE})\s+)?(?P<y>{_TERM}){_SEP}(?:{_POLITE}{_SPACE})?(?:and\s+|und\s+|y\s+|et\s+|e\s+|и\s+)?"
+            rf"(?:{NOT})\s+(?P<x>{_TERM}){_TAIL}"
         ),
         False,
     ),
-    (
-        _compile(
-            rf"(?P<x>{_TERM})\s+(?:{NOT}){_SEP}(?:(?:{USE})\s+)?(?P<y>{_TERM})(?:{_SPACE}(?:{_POLITE}))?"
-        ),
-        False,
-    ),
-    (
-        _compile(
-            rf"(?:(?:{USE})\s+)?(?P<y>{_TERM}){_SEP}(?:{_POLITE}{_SPACE})?(?:and\s+|und\s+|y\s+|et\s+|e\s+|и\s+)?(?:{NOT})\s+(?P<x>{_TERM})(?:{_SPACE}(?:{_POLITE}))?"
-        ),
-        False,
-    ),
-    (
-        _compile(
-            rf"(?:(?:{USE})\s+)?(?P<y>{_TERM})\s+(?:{INSTEAD})\s+(?P<x>{_TERM})(?:{_SPACE}(?:{_POLITE}))?"
-        ),
-        False,
-    ),
-    (
-        _compile(
-            rf"(?:{INSTEAD})\s+(?P<x>{_TERM}){_SEP}(?:(?:{USE})\s+)?(?P<y>{_TERM})(?:{_SPACE}(?:{_POLITE}))?"
-        ),
-        False,
-    ),
+    (_compile(rf"(?:(?:{USE})\s+)?(?P<y>{_TERM})\s+(?:{INSTEAD})\s+(?P<x>{_TERM}){_TAIL}"), False),
+    (_compile(rf"(?:{INSTEAD})\s+(?P<x>{_TERM}){_SEP}(?:(?:{USE})\s+)?(?P<y>{_TERM}){_TAIL}"), False),
     # Japanese and Chinese: "yarnじゃなくてbun", "yarnではなくbunを使って", "不要用yarn，用bun", "用bun，不要用yarn"
     (
         _compile(
-            rf"(?P<x>{_TERM})\s*(?:じゃなくて|ではなく|じゃなく|の代わりに)\s*(?P<y>{_TERM})(?:\s*{_JA_USE})?(?:{_SPACE}(?:{_POLITE}))?"
+            rf"(?P<x>{_TERM})\s*(?:じゃなくて|ではなく|じゃなく|の代わりに)\s*(?P<y>{_TERM})(?:\s*{_JA_USE})?{_TAIL}"
         ),
         False,
     ),
@@ -118,7 +101,7 @@ _SHAPES: list[tuple[re.Pattern[str], bool]] = [
     ),
     (
         _compile(
-            rf"(?:不要|别|不用|不是)(?:{_ZH_USE})?\s*(?P<x>{_TERM}){_SEP}(?:{_ZH_USE}|是)\s*(?P<y>{_TERM})(?:{_SPACE}(?:{_POLITE}))?"
+            rf"(?:不要|别|不用|不是)(?:{_ZH_USE})?\s*(?P<x>{_TERM}){_SEP}(?:{_ZH_USE}|是)\s*(?P<y>{_TERM}){_TAIL}"
         ),
         False,
     ),
@@ -185,6 +168,9 @@ _NOTHING = frozenset(
 )
 
 
+_INTERJECTION = re.compile(r"^(?:" + _INTERJECTIONS + r")$", _FLAGS)
+
+
 def _term(raw: str) -> str | None:
     term = _ARTICLE.sub("", _BUT.sub("", raw.strip(" \t'\"`“”‘’「」（）()")))
     term = _POLITE_WORD.sub("", term)
@@ -195,6 +181,8 @@ def _term(raw: str) -> str | None:
         return None
     if _MARKER_WORDS.match(words[0]) or words[0].lower() in _NOTHING or words[-1].lower() in _NOTHING:
         return None  # "no need", "not sure", "just the top": not a thing
+    if _INTERJECTION.match(term) or re.search(r"直接|不要|别|必ず|絶対|しないで", term):
+        return None  # "不对" is "wrong", "直接推送到main" a request: for the sentence readers
     if not re.search(r"[^\W\d_]", term):
         return None  # a number or punctuation names nothing
     return term
@@ -226,7 +214,9 @@ def find(message: str, before: str = "") -> Replacement | None:
             continue
         if needs_before and not _named(unwanted, before):
             continue
+        if needs_before is None and not (_named(unwanted, before) or match.groupdict().get("use")):
+            continue
         if _verb_led(wanted):
             continue  # "read the full file, not just the top": a request for the sentence reader
-        return Replacement(wanted, unwanted, again=needs_before)
+        return Replacement(wanted, unwanted, again=bool(needs_before))
     return None

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from habitus.lang.words import DETERMINERS, ENGLISH_STOP_WORDS, word_set
 from habitus.lang.words import stem as _lang_stem
 from habitus.lang.words import words as _lang_words
-from habitus.learn import replacement
+from habitus.learn import foreign, replacement
 
 MAX_DIRECTIVE_CHARS = 300
 
@@ -641,6 +641,14 @@ def read_message(
         if _FRUSTRATION.search(text):
             reading.markers.add("frustration")
         reading.directives.append(Directive(swap.text, seed=True, score=6, marked=True))
+        return reading
+    other = foreign.corrections(text)
+    if other is not None:  # another language: its own markers, the user's own words
+        found, marks = other
+        reading.friction = True
+        reading.markers |= marks | {"foreign"}
+        for index, sentence in enumerate(found):
+            reading.directives.append(Directive(sentence[:MAX_DIRECTIVE_CHARS], True, 4, marked=index == 0))
         return reading
     if _FRUSTRATION.search(text):
         reading.markers.add("frustration")
