@@ -115,3 +115,27 @@ def test_calm_words_in_other_languages_are_no_correction(state_root: Path) -> No
     rows = [(text, "Done.", f"2026-05-01T10:{i:02d}:00Z") for i, text in enumerate(CALM)]
     capture(state_root, rows)
     assert run(["analyze"]).result["proposals"] == []
+
+
+FACTS = [
+    ("übrigens, der Staging-Server wird jeden Sonntag zurückgesetzt", "Staging-Server"),
+    ("por cierto, desplegamos solo los martes", "martes"),
+    ("au fait, la prod tourne en python 3.12", "python"),
+    ("кстати, сервер staging сбрасывается каждое воскресенье", "staging"),
+    ("ちなみに、本番はPython 3.12です", "Python"),
+    ("顺便说一下，我们只在周二部署", "周二"),
+    ("wir verwenden pnpm in diesem Repo", "pnpm"),
+]
+
+
+def test_facts_in_other_languages_become_memory_suggestions(state_root: Path) -> None:
+    assert run(["config", "set", "capture.enabled", "true"]).exit == 0
+    rows = [(text, "Ok.", f"2026-05-01T11:{i:02d}:00Z") for i, (text, _) in enumerate(FACTS)]
+    rows.append(("merk dir: nie direkt auf main pushen", "Ok.", "2026-05-01T11:30:00Z"))  # asks
+    capture(state_root, rows)
+    result = run(["analyze"]).result
+    contents = [s["content"] for s in result["memory_suggestions"]]
+    assert len(contents) == len(FACTS), contents
+    for (_, kept), content in zip(FACTS, contents, strict=True):
+        assert kept in content, content
+    assert [p["behavior"] for p in result["proposals"]] == ["Do nie direkt auf main pushen."]

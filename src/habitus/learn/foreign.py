@@ -67,6 +67,9 @@ def corrections(text: str) -> tuple[list[str], set[str]] | None:
     if lead:
         markers.add("no")
         body = body[lead.end() :]
+    reminder = _FACT_START.match(body)
+    if reminder:  # "merk dir: nie direkt auf main pushen"
+        body = body[reminder.end() :]
     if _AGAIN.search(body):
         markers.add("again")
     if _TOLD.search(body):
@@ -111,3 +114,44 @@ def topic(texts: list[str]) -> str:
     if not chosen:
         return "When working on this project"
     return "When the work involves " + " and ".join(chosen)
+
+
+# "fyi", "btw", "heads up", "remember that" and project statements ("we use ...") in each language.
+_FACT_START = re.compile(
+    r"^\s*(?:übrigens|zur info|nur zur info|fyi|btw|merk dir|wichtig|por cierto|para que sepas|ojo|recuerda que"
+    r"|au fait|pour info|pour information|à savoir|rappelle-toi que|a propósito|aliás|só pra saber"
+    r"|para sua informação|lembra que|lembre-se que|tieni presente che|per tua informazione|a proposito"
+    r"|кстати|к сведению|для информации|имей в виду|запомни)\b[\s,:;.-]*"
+    r"|^\s*(?:ちなみに|参考までに|覚えておいて|メモ|顺便说一下|顺便|仅供参考|记住|注意)[\s,:;：、，。-]*",
+    _FLAGS,
+)
+_PROJECT = re.compile(
+    r"^\s*(?:wir (?:verwenden|nutzen|benutzen|deployen|releasen)|in diesem (?:repo|projekt)|usamos|utilizamos"
+    r"|en este (?:repo|proyecto)|nous utilisons|on utilise|dans ce (?:repo|projet)|nós usamos|usamos"
+    r"|neste (?:repo|projeto)|usiamo|in questo (?:repo|progetto)|мы используем|в этом (?:репо|проекте)"
+    r"|私たちは|このリポジトリ|このプロジェクト|我们(?:用|使用)|这个(?:仓库|项目))",
+    _FLAGS,
+)
+
+
+def asks(text: str) -> bool:
+    """A lead-in such as "merk dir" / "recuerda que" followed by a rule word: a reminder that asks."""
+    lead = _FACT_START.match(text.strip())
+    return lead is not None and bool(_RULE.search(text[lead.end() :]))
+
+
+def fact(text: str) -> str | None:
+    """A statement to remember, in another language ("übrigens, der Staging-Server wird sonntags
+    zurückgesetzt"), without its lead-in; or None."""
+    body = text.strip()
+    if not body or not is_foreign(body) or body.endswith(("?", "？")):
+        return None
+    lead = _FACT_START.match(body)
+    if lead:
+        body = body[lead.end() :]
+    elif not _PROJECT.match(body):
+        return None
+    body = _TRAIL.sub("", body).strip()
+    if len(_content(body)) < 2:
+        return None
+    return body[:1].upper() + body[1:]

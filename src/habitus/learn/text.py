@@ -643,6 +643,12 @@ def read_message(
         reading.directives.append(Directive(swap.text, seed=True, score=6, marked=True))
         return reading
     other = foreign.corrections(text)
+    remembered = foreign.fact(text) if foreign.is_foreign(text) else None
+    # "übrigens, ...", "ちなみに...", "wir verwenden ..." inform; "merk dir: nie auf main pushen" asks, and
+    # "wir pushen nie auf main" is a rule only with other friction (as in English).
+    if remembered is not None and (other is None or not (other[1] - {"always"} or foreign.asks(text))):
+        reading.facts.append(Fact(remembered[:MAX_FACT_CHARS], "fact"))
+        return reading
     if other is not None:  # another language: its own markers, the user's own words
         found, marks = other
         reading.friction = True
