@@ -16,6 +16,7 @@ Pure standard library.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from habitus.lang.words import STOP_WORDS, language_of, tokens
 
@@ -53,6 +54,7 @@ MIN_CHARS = 6
 MAX_DIRECTIVES = 3
 
 
+@lru_cache(maxsize=4096)  # each message is asked about several times in a row
 def is_foreign(text: str) -> bool:
     return language_of(text) != "english"
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from habitus.lang.words import DETERMINERS, ENGLISH_STOP_WORDS, word_set
 from habitus.lang.words import stem as _lang_stem
@@ -234,11 +235,21 @@ class Reading:
 
 
 def words(text: str) -> list[str]:
-    return _lang_words(text)
+    return list(_words(text))
+
+
+@lru_cache(maxsize=16_384)  # the reader asks for the words of the same clause many times
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(_lang_words(text))
 
 
 def content_words(text: str) -> list[str]:
-    return [w for w in words(text) if w not in STOPWORDS and len(w) > 1]
+    return list(_content_words(text))
+
+
+@lru_cache(maxsize=16_384)
+def _content_words(text: str) -> tuple[str, ...]:
+    return tuple(w for w in _words(text) if w not in STOPWORDS and len(w) > 1)
 
 
 def sentences(text: str) -> list[str]:
