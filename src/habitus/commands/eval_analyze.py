@@ -13,8 +13,8 @@ MAN = {
     "stdin": "Not read.",
     "stdout": 'One object: {"v":1,"labels","conversations":[{"file","habits":{"tp","fp","fn","stage_correct"},'
     '"facts":{"tp","fp","fn"},"proposals":[...],"missed":[...],"memory_suggestions":[...]}],'
-    '"habits":{"tp","fp","fn","precision_bp","recall_bp"},"facts":{...},"stage":{"matched","correct",'
-    '"accuracy_bp","confusion"}}. Ratios are basis points (null when undefined).',
+    '"habits":{"tp","fp","fn","precision_bp","recall_bp"},"facts":{...},"stage":{"matched","unscored",'
+    '"correct","accuracy_bp","confusion"}}. Ratios are basis points (null when undefined).',
     "files": "Reads the labels file and the conversation files beside it; each conversation is captured and "
     "analysed in its own temporary state root, removed afterwards. The real state root is not touched.",
 }
@@ -45,6 +45,11 @@ def cli(labels: Path, only: tuple[str, ...], pretty: bool) -> None:
     keywords (one to one) and memory suggestions to the labelled facts.
     Reports precision and recall (basis points), whether matched habits got
     the right stage, and every proposal with the label it matched.
+
+    A conversation with "transcript_format" (pi, claude-code, codex, gemini)
+    is a real session file, imported as `capture --transcript` does; its
+    labels may quote the user's words ("evidence_quotes") instead of giving
+    timestamps, and then their stage is not scored.
 
     \b
     Example:  habitus eval analyze --labels tests/fixtures/analyze/labels.json | jq .habits

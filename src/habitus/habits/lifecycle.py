@@ -228,7 +228,7 @@ def _activation(
             "refused", f"habit {habit_id} was reworded since approval", hint="approve it again"
         )
     if evidence_gate and habit["origin"] == "analyzed":
-        observations, days = evidence_stats(ledger.conn).get(habit_id, (0, 0))
+        observations, days = evidence_stats(ledger.conn, habit_id).get(habit_id, (0, 0))
         if stage(observations, days) != "reviewable":
             raise HabitusError(
                 "refused",
@@ -737,7 +737,7 @@ def propose_candidate(
     ):
         habit = rows.change(conn, "habits", habit, "strengthen", actor, confidence_bp=confidence)
     added = _add_evidence(ledger, habit["id"], items, actor)
-    observations, days = evidence_stats(conn).get(habit["id"], (0, 0))
+    observations, days = evidence_stats(conn, habit["id"]).get(habit["id"], (0, 0))
     result: dict[str, Any] = {
         "id": habit["id"],
         "outcome": outcome,

@@ -96,10 +96,12 @@ def evidence(conn: sqlite3.Connection, habit_id: str) -> list[dict[str, Any]]:
     return [rows.verify("habit_evidence", r) for r in found]
 
 
-def evidence_stats(conn: sqlite3.Connection) -> dict[str, tuple[int, int]]:
-    """habit id -> (distinct cited observations, distinct days)."""
-    query = "SELECT habit_id, COUNT(DISTINCT ref), COUNT(DISTINCT day) FROM habit_evidence GROUP BY habit_id"
-    return {r[0]: (int(r[1]), int(r[2])) for r in conn.execute(query)}
+def evidence_stats(conn: sqlite3.Connection, habit_id: str | None = None) -> dict[str, tuple[int, int]]:
+    """habit id -> (distinct cited observations, distinct days); of one habit when `habit_id` is given
+    (through the (habit_id, ref) index: analyze asks once per proposal, the whole table grows)."""
+    where, params = ("WHERE habit_id = ?", (habit_id,)) if habit_id is not None else ("", ())
+    query = f"SELECT habit_id, COUNT(DISTINCT ref), COUNT(DISTINCT day) FROM habit_evidence {where} GROUP BY habit_id"
+    return {r[0]: (int(r[1]), int(r[2])) for r in conn.execute(query, params)}
 
 
 def relations(

@@ -11,6 +11,12 @@ local analyzer, and the candidate habits left in that ledger are compared with t
 - matched proposals are also checked for the right stage (reviewable / collecting);
 - memory suggestions are scored the same way against the labelled facts.
 
+A conversation with `"transcript_format": "pi" | "claude-code" | "codex" | "gemini"` is a real session
+file, imported through the production transcript reader (as `capture --transcript` does), so only what
+the reader attributes to the human user can become friction. Its labels may give `evidence_quotes`
+(exact substrings of the user's messages) instead of `evidence_ats`; the stage of such a habit is not
+scored (`stage.unscored` counts them).
+
 Precision and recall are reported in basis points. Nothing outside the temporary roots is touched.
 """
 
@@ -27,6 +33,7 @@ from habitus.state.root import StateRoot
 
 MAX_LABELS_BYTES = 4 * 1024 * 1024
 MAX_CONVERSATION_BYTES = 16 * 1024 * 1024
+TRANSCRIPT_FORMATS = ("pi", "claude-code", "codex", "gemini")
 
 
 def keywords_match(keywords: list[str], text: str) -> bool:
@@ -78,6 +85,12 @@ def load_labels(path: Path) -> dict[str, Any]:
             raise bad_request(
                 f"labels.conversations[{index}].file", "expected a file name beside labels.json"
             )
+        fmt = conversation.get("transcript_format")
+        if fmt is not None and fmt not in TRANSCRIPT_FORMATS:
+            raise bad_request(
+                f"labels.conversations[{index}].transcript_format",
+                "expected one of " + ", ".join(TRANSCRIPT_FORMATS),
+            )
         for key in ("habits", "facts"):
             items = conversation.get(key, [])
             if not isinstance(items, list) or not all(
@@ -86,6 +99,12 @@ def load_labels(path: Path) -> dict[str, Any]:
                 raise bad_request(
                     f"labels.conversations[{index}].{key}", "expected a list of objects with keywords"
                 )
+            for item in items:
+                quotes = item.get("evidence_quotes", [])
+                if not isinstance(quotes, list) or not all(isinstance(q, str) and q for q in quotes):
+                    raise bad_request(
+                        f"labels.conversations[{index}].{key}.evidence_quotes", "expected a list of strings"
+                    )
     return data
 
 
@@ -126,9 +145,17 @@ def conversation(path: Path, label: dict[str, Any], *, wait: float) -> dict[str,
     with tempfile.TemporaryDirectory(prefix="habitus-eval-") as folder:
         root = StateRoot.at(Path(folder) / "state")
         root.ensure()
-        capture_turns(
-            root, _turns(path), harness="generic", source="pair", event=None, wait=wait, full_dedupe=False
-        )
+        fmt = label.get("transcript_format")
+        if fmt is not None:  # a real session file: read as `capture --transcript` reads it
+            from habitus.capture import import_transcript
+
+            if not path.is_file():
+                raise HabitusError("not_found", f"{path}: no such conversation file")
+            import_transcript(root, path, format=fmt, wait=wait)
+        else:
+            capture_turns(
+                root, _turns(path), harness="generic", source="pair", event=None, wait=wait, full_dedupe=False
+            )
         result = run(root, wait=wait)
         with Ledger.open(root, wait=wait) as ledger:
             stats = evidence_stats(ledger.conn)
@@ -151,11 +178,15 @@ def conversation(path: Path, label: dict[str, Any], *, wait: float) -> dict[str,
             ]
     labelled = label.get("habits", [])
     matches = _match([f"{p['condition']} {p['behavior']}" for p in proposals], labelled)
-    stage_ok = 0
+    stage_ok = unscored = 0
     for proposal, index in zip(proposals, matches, strict=True):
         proposal["label"] = index
         if index is not None:
             proposal["expected_stage"] = labelled[index].get("stage")
+            if "evidence_ats" not in labelled[index] and "evidence_quotes" in labelled[index]:
+                unscored += 1  # quoted evidence has no timestamps to stage by
+                proposal["stage_scored"] = False
+                continue
             stage_ok += proposal["stage"] == labelled[index].get("stage")
     facts = label.get("facts", [])
     suggestions = [{"content": s["content"], "kind": s["kind"]} for s in result["memory_suggestions"]]
@@ -166,7 +197,13 @@ def conversation(path: Path, label: dict[str, Any], *, wait: float) -> dict[str,
     fact_tp = sum(m is not None for m in fact_matches)
     return {
         "file": label["file"],
-        "habits": {"tp": tp, "fp": len(proposals) - tp, "fn": len(labelled) - tp, "stage_correct": stage_ok},
+        "habits": {
+            "tp": tp,
+            "fp": len(proposals) - tp,
+            "fn": len(labelled) - tp,
+            "stage_correct": stage_ok,
+            "stage_unscored": unscored,
+        },
         "facts": {"tp": fact_tp, "fp": len(suggestions) - fact_tp, "fn": len(facts) - fact_tp},
         "proposals": proposals,
         "missed": [labelled[i]["behavior"] for i in range(len(labelled)) if i not in matches],
@@ -197,14 +234,16 @@ def evaluate(labels_path: Path, *, only: list[str] | None = None, wait: float = 
     confusion: dict[str, dict[str, int]] = {}
     for c in per:
         for p in c["proposals"]:
-            if p["label"] is not None:
+            if p["label"] is not None and p.get("stage_scored", True):
                 row = confusion.setdefault(p["expected_stage"] or "?", {})
                 row[p["stage"]] = row.get(p["stage"], 0) + 1
     matched = totals["habits"]["tp"]
+    unscored = sum(c["habits"]["stage_unscored"] for c in per)
     totals["stage"] = {
-        "matched": matched,
+        "matched": matched - unscored,
+        "unscored": unscored,  # matched habits labelled by evidence_quotes: no stage to compare
         "correct": sum(c["habits"]["stage_correct"] for c in per),
-        "accuracy_bp": _ratio(sum(c["habits"]["stage_correct"] for c in per), matched),
+        "accuracy_bp": _ratio(sum(c["habits"]["stage_correct"] for c in per), matched - unscored),
         "confusion": confusion,  # labelled stage -> proposed stage -> count
     }
     return {"labels": str(labels_path), "conversations": per, **totals}

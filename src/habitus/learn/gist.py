@@ -13,6 +13,7 @@ Pure standard library (the cosine comes from the caller).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from habitus.learn import phrasing
 from habitus.learn import text as wording
@@ -116,6 +117,7 @@ def clauses(text: str) -> list[str]:
     return [c.strip() for c in re.split(r"[.;:!?]+\s+|,\s+|\s+-+\s+|[.;:!?]+$", text) if c and c.strip()]
 
 
+@lru_cache(maxsize=65_536)  # known habits and their notes come back in every batch of a run
 def gist(text: str, context: str = "") -> str:
     """The request in `text` without reasons, markers, habitual phrases and fillers, generalised; with
     `context` (what a pronoun object refers to) in front."""
@@ -135,6 +137,7 @@ def gist(text: str, context: str = "") -> str:
     return body.lower()[: wording.MAX_DIRECTIVE_CHARS]
 
 
+@lru_cache(maxsize=65_536)
 def terms(text: str) -> frozenset[str]:
     """Distinctive word stems and code tokens ("pipefail", "%w", "--force", "table-driven")."""
     found: set[str] = set()
@@ -142,6 +145,14 @@ def terms(text: str) -> frozenset[str]:
         stem = wording._stem(word)
         if word not in GENERIC and stem not in GENERIC and len(stem) >= 3:
             found.add(stem)
+    if not text.isascii():  # other scripts and accented words: the language's own stems
+        from habitus.lang.words import STOP_WORDS, language_of, stem, tokens
+
+        language = language_of(text)
+        stop = STOP_WORDS.get(language, frozenset())
+        for token in tokens(text):
+            if not token.isascii() and token not in stop and len(token) >= 2:
+                found.add(stem(token, language))
     for token in _CODE_TOKEN.findall(text):
         if re.search(r"[*%$@]|\w-\w|_", token) and len(token) >= 2:
             found.add(token.lower().strip(".-"))

@@ -45,8 +45,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from habitus.habits.lifecycle import Evidence, Proposal
+from habitus.learn import foreign, phrasing
 from habitus.learn import gist as gists
-from habitus.learn import phrasing
 from habitus.learn import text as wording
 
 if TYPE_CHECKING:
@@ -251,6 +251,43 @@ class Vectors:
 def similarity(cosine: float, a: frozenset[str], b: frozenset[str]) -> int:
     """Cosine of two gists raised by their shared distinctive terms, in basis points."""
     return round((cosine + LEXICAL_WEIGHT * gists.shared(a, b)) * 10_000)
+
+
+def similarities(
+    left: np.ndarray, left_terms: list[frozenset[str]], right: np.ndarray, right_terms: list[frozenset[str]]
+) -> np.ndarray:
+    """`similarity` of every left row with every right row (bp, int64), in matrix operations: the
+    pairs grow with the square of a batch and with the number of known habits, a Python loop over
+    them was the slowest part of a large run."""
+    import numpy as np
+
+    vocabulary: dict[str, int] = {}
+    for found in (*left_terms, *right_terms):
+        for term in found:
+            vocabulary.setdefault(term, len(vocabulary))
+
+    def incidence(sets: list[frozenset[str]]) -> np.ndarray:
+        out = np.zeros((len(sets), max(1, len(vocabulary))), dtype=np.float32)
+        for row, found in enumerate(sets):
+            out[row, [vocabulary[t] for t in found]] = 1.0
+        return out
+
+    a, b = incidence(left_terms), incidence(right_terms)
+    common = a @ b.T
+    smaller = np.minimum(a.sum(axis=1)[:, None], b.sum(axis=1)[None, :])
+    overlap = np.divide(common, smaller, out=np.zeros_like(common), where=smaller > 0)
+    cosine = (left @ right.T).astype(np.float64)
+    return np.rint((cosine + LEXICAL_WEIGHT * overlap.astype(np.float64)) * 10_000).astype(np.int64)
+
+
+def _best_by_group(values: np.ndarray, owner: np.ndarray, groups: int, *, axis: int) -> np.ndarray:
+    """Rows (axis 0) or columns (axis 1) of views folded to their groups by the maximum."""
+    import numpy as np
+
+    moved = values if axis == 0 else values.T
+    out = np.full((groups, moved.shape[1]), -10_000, dtype=np.int64)
+    np.maximum.at(out, owner, moved)
+    return out if axis == 0 else out.T
 
 
 def analyze(
@@ -520,21 +557,18 @@ def _scores(
 
     views = [(g, text, terms) for g, group in enumerate(groups) for text, terms in group.views()]
     matrix = vectors.of([text for _, text, _ in views])
-    cosine = matrix @ matrix.T
-    scores = np.full((len(groups), len(groups)), -10_000, dtype=np.int64)
-    for a, (ga, _, ta) in enumerate(views):
-        for b, (gb, _, tb) in enumerate(views):
-            scores[ga, gb] = max(scores[ga, gb], similarity(float(cosine[a, b]), ta, tb))
+    owner = np.asarray([g for g, _, _ in views], dtype=np.int64)
+    view_terms = [terms for _, _, terms in views]
+    scores = _best_by_group(similarities(matrix, view_terms, matrix, view_terms), owner, len(groups), axis=0)
+    scores = _best_by_group(scores, owner, len(groups), axis=1)
     known_rows, known_of = _known_rows(context)
     if not known_rows:
         return scores, None, known_of, []
     known = vectors.of([text for text, _ in known_rows])
     known_terms = [gists.terms(text) for text, _ in known_rows]
-    to_known_cos = matrix @ known.T
-    to_known = np.full((len(groups), len(known_rows)), -10_000, dtype=np.int64)
-    for a, (ga, _, ta) in enumerate(views):
-        for row, terms in enumerate(known_terms):
-            to_known[ga, row] = max(to_known[ga, row], similarity(float(to_known_cos[a, row]), ta, terms))
+    to_known = _best_by_group(
+        similarities(matrix, view_terms, known, known_terms), owner, len(groups), axis=0
+    )
     return scores, to_known, known_of, known_terms
 
 
@@ -729,6 +763,8 @@ def _proposal(
     ]
     texts = [phrasing.fix_typos(t, vocabulary) for t in texts]
     condition, source = phrasing.situation(texts, phrase=phrase)
+    if foreign.is_foreign(texts[0]):
+        condition, source = foreign.topic(texts), None
     behavior, polarity = phrasing.behavior(
         texts[0], phrase=phrase, situation=condition if source == 0 else None
     )

@@ -21,6 +21,7 @@ import re
 from collections import Counter
 
 from habitus.lang import grammar
+from habitus.learn import foreign
 from habitus.learn.text import (
     _NO_THING,
     STOPWORDS,
@@ -293,6 +294,9 @@ def behavior(text: str, *, phrase: bool = False, situation: str | None = None) -
     """("Do ..."/"Do not ...", polarity) from one directive (its situation clause goes to the
     condition). `phrase`: the directive is a noun phrase. `situation`: the condition's "When ..." when
     it came from this directive's own "before/when ..." clause, which is then not repeated."""
+    if foreign.is_foreign(text):  # kept in the user's language and words, with its own negation
+        body = generalise(text, numbered=True).strip().rstrip(".!?;,。！？；，")
+        return f"Do {body}.", 1
     body = _trim(generalise(text, numbered=True).strip().rstrip(".!?;,"))
     body = _LEADING_SITUATION.sub("", body) or body
     if situation and _TRAILING_SITUATION.search(body):

@@ -131,6 +131,9 @@ def empty_result(analyzer: str, dry_run: bool) -> dict[str, Any]:
     }
 
 
+ANALYZE_THREADS = min(2, os.cpu_count() or 1)
+
+
 def run(
     root: StateRoot, *, wait: float, dry_run: bool = False, progress: Progress | None = None
 ) -> dict[str, Any]:
@@ -380,7 +383,7 @@ def _analysis(
     lazy: _Embedder,
     span: tuple[int, int, int],
 ) -> Analysis:
-    context = habit_context(ledger.conn)
+    context = habit_context(ledger.conn, lazy.seen)
     if model:
         from habitus.learn import model as model_analyzer
 
@@ -404,7 +407,12 @@ def _checked(analysis: Analysis, lazy: _Embedder, model: str) -> list[tuple[Any,
                 raise
             continue
         embedder = lazy.get() if found.reuses is None else lazy.loaded
-        prepared = prepare_proposal(embedder, found.proposal) if embedder is not None else None
+        prepared = None
+        if embedder is not None:  # a reused wording comes back in many batches: embedded once per run
+            key = (found.proposal.condition, found.proposal.behavior)
+            prepared = lazy.prepared.get(key)
+            if prepared is None:
+                prepared = lazy.prepared[key] = prepare_proposal(embedder, found.proposal)
         out.append((found, prepared))
     return out
 
@@ -500,20 +508,52 @@ def _record_run(
 # -- existing habits as context ---------------------------------------------------------------------
 
 
-def habit_context(conn: sqlite3.Connection) -> list[Known]:
+class Seen:
+    """The ledger rows this run has already read and verified. Without it every batch re-read and
+    re-verified every habit and every evidence row, which grew with the square of the observations
+    analysed. Evidence rows are only ever appended, so they are read from the last id seen; a habit
+    row is verified again whenever any of its columns changed."""
+
+    def __init__(self) -> None:
+        self.habits: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self.evidence_id = 0
+        self.notes: dict[str, list[tuple[str, int, str]]] = {}  # habit id -> (day, id, note), sorted
+
+
+def habit_context(conn: sqlite3.Connection, seen: Seen | None = None) -> list[Known]:
     """Habits a new proposal may reuse the wording of: every habit that is not archived, plus the
     rejected ones (so that friction resembling a rejected habit is not proposed again)."""
-    from habitus.habits.store import evidence, habits
+    import bisect
+
+    from habitus.habits import rows
+    from habitus.habits.store import STATUSES
     from habitus.learn.local import MAX_CONTEXT_HABITS, MAX_CONTEXT_NOTES, Known
 
+    seen = seen or Seen()
+    order = " ".join(f"WHEN '{s}' THEN {i}" for i, s in enumerate(STATUSES))
+    verified = {}
+    for row in conn.execute(f"SELECT * FROM habits ORDER BY CASE status {order} END, confidence_bp DESC, id"):
+        key = tuple(row)
+        habit = seen.habits.get(key)
+        if habit is None:
+            habit = rows.verify("habits", row)
+        verified[key] = habit
+    seen.habits = verified  # rows that changed or left are forgotten
+    for row in conn.execute("SELECT * FROM habit_evidence WHERE id > ? ORDER BY id", (seen.evidence_id,)):
+        item = rows.verify("habit_evidence", row)
+        seen.evidence_id = max(seen.evidence_id, int(item["id"]))
+        if item["note"]:
+            bisect.insort(
+                seen.notes.setdefault(item["habit_id"], []), (item["day"], int(item["id"]), item["note"])
+            )
     out = []
-    for habit in habits(conn):
+    for habit in verified.values():
         rejected = habit["status"] == "archived" and habit["reason"] == "rejected"
         if habit["status"] == "archived" and not rejected:
             continue
         notes: tuple[str, ...] = ()
         if habit["status"] == "candidate":  # its cited corrections, newest first
-            cited = [e["note"] for e in reversed(evidence(conn, habit["id"])) if e["note"]]
+            cited = [note for _, _, note in reversed(seen.notes.get(habit["id"], []))]
             notes = tuple(dict.fromkeys(cited))[:MAX_CONTEXT_NOTES]
         out.append(
             Known(
@@ -526,7 +566,9 @@ def habit_context(conn: sqlite3.Connection) -> list[Known]:
                 notes,
             )
         )
-    return out[:MAX_CONTEXT_HABITS]
+        if len(out) >= MAX_CONTEXT_HABITS:
+            break
+    return out
 
 
 class _Embedder:
@@ -536,12 +578,16 @@ class _Embedder:
         self.root = root
         self.loaded: Embedder | None = None
         self._vectors: Vectors | None = None
+        self.seen = Seen()
+        self.prepared: dict[tuple[str, str], Any] = {}  # (condition, behavior) -> vectors.Prepared
 
     def get(self) -> Embedder:
         if self.loaded is None:
             from habitus.embed import load_embedder
 
-            self.loaded = load_embedder(self.root, calibrated="minilm")
+            # A batch job, not a hook: it may use both cores a small machine has. Its thresholds were
+            # measured with MiniLM.
+            self.loaded = load_embedder(self.root, threads=ANALYZE_THREADS, calibrated="minilm")
         return self.loaded
 
     def vectors(self) -> Vectors:

@@ -37,10 +37,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from habitus.lang.words import DETERMINERS, ENGLISH_STOP_WORDS, word_set
 from habitus.lang.words import stem as _lang_stem
 from habitus.lang.words import words as _lang_words
+from habitus.learn import foreign, replacement
 
 MAX_DIRECTIVE_CHARS = 300
 
@@ -82,7 +84,8 @@ VERBS = _set(
     share group batch limit bound cap trim strip drop ignore prefix indent align render plot
     style paint highlight poll watch notify apply append prepend insert generate split keep
     verify double-check read cut copy paste upload download publish package sign encrypt decrypt
-    hash crash break fail hardcode hard-code print prompt reload dump unwrap expose hide leak"""
+    hash crash break fail hardcode hard-code print prompt reload dump unwrap expose hide leak explode
+    hang freeze"""
 )
 
 PRONOUN_OBJECTS = _set("it that this them these those both one everything something")
@@ -232,11 +235,21 @@ class Reading:
 
 
 def words(text: str) -> list[str]:
-    return _lang_words(text)
+    return list(_words(text))
+
+
+@lru_cache(maxsize=16_384)  # the reader asks for the words of the same clause many times
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(_lang_words(text))
 
 
 def content_words(text: str) -> list[str]:
-    return [w for w in words(text) if w not in STOPWORDS and len(w) > 1]
+    return list(_content_words(text))
+
+
+@lru_cache(maxsize=16_384)
+def _content_words(text: str) -> tuple[str, ...]:
+    return tuple(w for w in _words(text) if w not in STOPWORDS and len(w) > 1)
 
 
 def sentences(text: str) -> list[str]:
@@ -487,7 +500,7 @@ def _normative(sentence: str) -> tuple[str, bool] | None:
     """A rule stated as a statement, worded as a directive, and whether it needs other friction in the
     message to count as one (a "we always ..." on its own may just describe how a team works)."""
     body = sentence.strip().rstrip(".!")
-    if body.endswith("?"):
+    if body.endswith("?") or _HEDGE.match(body):
         return None
     placed = _PLACEMENT.match(body)
     if placed and content_words(placed["subject"]):
@@ -632,6 +645,28 @@ def read_message(
             text = reason.group(1).strip()
         else:
             return reading
+    swap = replacement.find(text, before)
+    if swap is not None:  # read whole: word by word it inverts ("yarn again. bun." is not "use yarn")
+        reading.friction = True
+        reading.markers |= {"again" if swap.again else "no", "replacement"}
+        if _FRUSTRATION.search(text):
+            reading.markers.add("frustration")
+        reading.directives.append(Directive(swap.text, seed=True, score=6, marked=True))
+        return reading
+    other = foreign.corrections(text)
+    remembered = foreign.fact(text) if foreign.is_foreign(text) else None
+    # "übrigens, ...", "ちなみに...", "wir verwenden ..." inform; "merk dir: nie auf main pushen" asks, and
+    # "wir pushen nie auf main" is a rule only with other friction (as in English).
+    if remembered is not None and (other is None or not (other[1] - {"always"} or foreign.asks(text))):
+        reading.facts.append(Fact(remembered[:MAX_FACT_CHARS], "fact"))
+        return reading
+    if other is not None:  # another language: its own markers, the user's own words
+        found, marks = other
+        reading.friction = True
+        reading.markers |= marks | {"foreign"}
+        for index, sentence in enumerate(found):
+            reading.directives.append(Directive(sentence[:MAX_DIRECTIVE_CHARS], True, 4, marked=index == 0))
+        return reading
     if _FRUSTRATION.search(text):
         reading.markers.add("frustration")
     if _TOLD.search(text):
@@ -722,7 +757,9 @@ def read_message(
     }
     reading.friction = bool(reading.markers & friction_markers)
     if not reading.friction and any(
-        _CONTRAST_FRICTION.search(made or stripped) for stripped, _, q, made, _, _ in candidates if not q
+        _CONTRAST_FRICTION.search(made or stripped)
+        for stripped, _, q, made, _, _ in candidates
+        if not q and not (made is None and (_IF_REPORT.match(stripped) or _HEDGE.match(stripped)))
     ):
         # "read the full file, not just the top of it" corrects even without a "no".
         reading.friction = True
@@ -785,9 +822,23 @@ def _fact_of(sentence: str) -> Fact | None:
 _NEGATED_CLAUSE = re.compile(r",\s*(?:no|not|never)\s+\w", re.IGNORECASE)
 
 
+# "i think the queued messages component doesn't adhere to ...", "i don't think invalidate works": a
+# hedged opinion reports a problem, it does not ask for a behaviour.
+_HEDGE = re.compile(
+    r"^(?:i|we)\s+(?:do\s*n[o']?t\s+|don'?t\s+)?(?:think|tink|thinkg|believe|guess|suppose|feel|reckon|assume"
+    r"|doubt|wonder|understand)\b",
+    re.IGNORECASE,
+)
+
+
+_IF_REPORT = re.compile(r"^(?:if|when|whenever)\s+(?:i|we|you|it|the|they|someone)\b", re.IGNORECASE)
+
+
 def _directive(stripped: str, markers: set[str], question: bool, *, friction: bool) -> Directive | None:
-    if question or not stripped or _QUOTATION.match(stripped):
+    if question or not stripped or _QUOTATION.match(stripped) or _HEDGE.match(stripped):
         return None
+    if _IF_REPORT.match(stripped) and not _MODAL.search(stripped):
+        return None  # "if i change the theme, not everything updates": what happens, not a request
     made = "made" in markers  # worded by the reader from a statement, a question or "you forgot ..."
     habitual = bool(HABITUAL.search(stripped))
     phrase = False

@@ -1,0 +1,159 @@
+"""Corrections in other languages than English: German, Spanish, French, Portuguese, Italian, Russian,
+Japanese and Chinese.
+
+The English sentence reader (`habitus.learn.text`) knows English grammar; a correction such as "nein,
+lies immer die ganze Datei, bevor du sie änderst" or "違う、mainに直接pushしないで" would pass it by.
+Here a message in another language is a correction when it carries a correction marker of its
+language: a leading "no" ("nein", "non", "não", "нет", "違う", "不对"), "again" ("schon wieder",
+"otra vez", "опять", "また", "又"), "I told you", or a rule word ("immer/nie", "siempre/nunca",
+"toujours/jamais", "sempre/nunca", "всегда/никогда", "必ず/絶対", "总是/不要"). Its directives are
+the sentences that hold a rule word or follow the marker, in the user's own words: the habit keeps
+their language (the When/Do frame stays English; select compares meanings with the embedder).
+
+Pure standard library.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from habitus.lang.words import STOP_WORDS, language_of, tokens
+
+_FLAGS = re.IGNORECASE | re.UNICODE
+
+# A leading interjection that says "no" / "wrong".
+_NO = re.compile(
+    r"^\s*(?:nein|nee|nö|no+|non|não|nao|нет|неа|не так|違う|ちがう|いや|だめ|ダメ|不对|不是|错了|不)"
+    r"(?=[\s,.;:!?。、，！？；：]|$)[\s,.;:!?。、，！？；：]*",
+    _FLAGS,
+)
+_AGAIN = re.compile(
+    r"\b(?:schon wieder|wieder|nochmal|otra vez|de nuevo|encore|à nouveau|de nouveau|de novo|outra vez"
+    r"|novamente|di nuovo|ancora una volta|опять|снова)\b|また|又",
+    _FLAGS,
+)
+_TOLD = re.compile(
+    r"\b(?:ich hab(?:e)? (?:dir |es )?(?:doch )?(?:schon )?gesagt|wie oft noch|te (?:lo )?dije|ya te dije"
+    r"|cuántas veces|je (?:te )?l'ai (?:déjà )?dit|je t'ai dit|combien de fois|eu (?:já )?(?:te )?disse"
+    r"|já te disse|quantas vezes|te l'ho (?:già )?detto|quante volte|я же говорил|я говорил|сколько раз)\b"
+    r"|言ったでしょ|言ったよね|何度も|我说过|说了多少次|跟你说过",
+    _FLAGS,
+)
+# Rule words: always, never, don't (as an imperative), must not. Polite words ("bitte", "por favor")
+# and plain negation ("ça ne marche pas" reports a bug) are not among them.
+_RULE = re.compile(
+    r"\b(?:immer|stets|nie|niemals|auf keinen fall|siempre|nunca|jamás|jamas|toujours|jamais|sempre|nunca"
+    r"|jamais|mai più|всегда|никогда|нельзя|ни в коем случае)\b"
+    r"|必ず|絶対|決して|いつも|常に|しないで|ないでください|するな|总是|始终|务必|永远|绝不|不要|别再|千万别",
+    _FLAGS,
+)
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s*|\n+|;\s+|；")
+_TRAIL = re.compile(r"[\s,.;:!?。、，！？；：…]+$")
+MIN_CHARS = 6
+MAX_DIRECTIVES = 3
+
+
+@lru_cache(maxsize=4096)  # each message is asked about several times in a row
+def is_foreign(text: str) -> bool:
+    return language_of(text) != "english"
+
+
+def corrections(text: str) -> tuple[list[str], set[str]] | None:
+    """(directives in the user's words, markers) of a correction in another language, or None."""
+    if not text.strip() or not is_foreign(text):
+        return None
+    markers: set[str] = set()
+    body = text.strip()
+    lead = _NO.match(body)
+    if lead:
+        markers.add("no")
+        body = body[lead.end() :]
+    reminder = _FACT_START.match(body)
+    if reminder:  # "merk dir: nie direkt auf main pushen"
+        body = body[reminder.end() :]
+    if _AGAIN.search(body):
+        markers.add("again")
+    if _TOLD.search(body):
+        markers.add("told")
+    out: list[str] = []
+    for sentence in (s.strip() for s in _SENTENCE.split(body)):
+        sentence = _TRAIL.sub("", _NO.sub("", sentence, count=1)).strip()
+        if len(sentence) < MIN_CHARS or sentence.endswith("?") or "?" in sentence[-2:]:
+            continue
+        ruled = bool(_RULE.search(sentence))
+        if ruled:
+            markers.add("always")
+        # Without a rule word, only a sentence after "again" or "I told you" (the user repeats it).
+        if ruled or (markers & {"again", "told"} and len(_content(sentence)) >= 3):
+            out.append(sentence)
+    ruled = [sentence for sentence in out if _RULE.search(sentence)]
+    out = ruled or out
+    if not out or not markers & {"always", "again", "told"}:
+        return None
+    return out[:MAX_DIRECTIVES], markers
+
+
+def _content(text: str) -> list[str]:
+    stop = STOP_WORDS.get(language_of(text), frozenset())
+    return [t for t in tokens(text) if t not in stop]
+
+
+def topic(texts: list[str]) -> str:
+    """ "When the work involves ..." from the distinctive words: code-like and Latin words first (tool
+    and branch names survive every language), then the longest content words of the language."""
+    seen: list[str] = []
+    for text in texts:
+        language = language_of(text)
+        stop = STOP_WORDS.get(language, frozenset())
+        for token in tokens(text):
+            if token in stop or len(token) < 2 or token in seen or _RULE.fullmatch(token):
+                continue
+            seen.append(token)
+    ascii_words = [t for t in seen if t.isascii() and len(t) >= 2]
+    others = sorted((t for t in seen if not t.isascii()), key=len, reverse=True)
+    chosen = (ascii_words + others)[:2]
+    if not chosen:
+        return "When working on this project"
+    return "When the work involves " + " and ".join(chosen)
+
+
+# "fyi", "btw", "heads up", "remember that" and project statements ("we use ...") in each language.
+_FACT_START = re.compile(
+    r"^\s*(?:übrigens|zur info|nur zur info|fyi|btw|merk dir|wichtig|por cierto|para que sepas|ojo|recuerda que"
+    r"|au fait|pour info|pour information|à savoir|rappelle-toi que|a propósito|aliás|só pra saber"
+    r"|para sua informação|lembra que|lembre-se que|tieni presente che|per tua informazione|a proposito"
+    r"|кстати|к сведению|для информации|имей в виду|запомни)\b[\s,:;.-]*"
+    r"|^\s*(?:ちなみに|参考までに|覚えておいて|メモ|顺便说一下|顺便|仅供参考|记住|注意)[\s,:;：、，。-]*",
+    _FLAGS,
+)
+_PROJECT = re.compile(
+    r"^\s*(?:wir (?:verwenden|nutzen|benutzen|deployen|releasen)|in diesem (?:repo|projekt)|usamos|utilizamos"
+    r"|en este (?:repo|proyecto)|nous utilisons|on utilise|dans ce (?:repo|projet)|nós usamos|usamos"
+    r"|neste (?:repo|projeto)|usiamo|in questo (?:repo|progetto)|мы используем|в этом (?:репо|проекте)"
+    r"|私たちは|このリポジトリ|このプロジェクト|我们(?:用|使用)|这个(?:仓库|项目))",
+    _FLAGS,
+)
+
+
+def asks(text: str) -> bool:
+    """A lead-in such as "merk dir" / "recuerda que" followed by a rule word: a reminder that asks."""
+    lead = _FACT_START.match(text.strip())
+    return lead is not None and bool(_RULE.search(text[lead.end() :]))
+
+
+def fact(text: str) -> str | None:
+    """A statement to remember, in another language ("übrigens, der Staging-Server wird sonntags
+    zurückgesetzt"), without its lead-in; or None."""
+    body = text.strip()
+    if not body or not is_foreign(body) or body.endswith(("?", "？")):
+        return None
+    lead = _FACT_START.match(body)
+    if lead:
+        body = body[lead.end() :]
+    elif not _PROJECT.match(body):
+        return None
+    body = _TRAIL.sub("", body).strip()
+    if len(_content(body)) < 2:
+        return None
+    return body[:1].upper() + body[1:]
