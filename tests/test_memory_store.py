@@ -319,6 +319,18 @@ def test_metadata_option_must_be_a_json_object(state_root: Path) -> None:
     assert not state_root.exists()
 
 
+def test_deeply_nested_metadata_is_refused_before_anything_is_stored(state_root: Path) -> None:
+    # Found by the hostile-input fuzz: 252 levels were stored, then the result could not be encoded.
+    deep: object = "x"
+    for i in range(252):
+        deep = [deep] if i % 2 else {"k": deep}
+    out = mem("retain", "--nl", request={"content": "Deploys happen on Fridays", "metadata": {"a": deep}})
+    assert out.exit == 2 and out.error["code"] == "bad_request"
+    assert not state_root.exists()
+    shallow = mem("retain", request={"content": "Deploys happen on Fridays", "metadata": {"a": {"b": [1]}}})
+    assert shallow.exit == 0 and shallow.result["memory"]["metadata"] == {"a": {"b": [1]}}
+
+
 def test_observations_carry_a_relevance() -> None:
     record = retain("user prefers tabs", kind="observation")
     assert record["relevance"] == "medium"

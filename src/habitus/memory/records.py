@@ -52,6 +52,8 @@ FIELDS = (
 
 MAX_CONTENT_BYTES = 32 * 1024  # a record always fits a 50 KiB result whole (see habitus.memory.bound)
 MAX_METADATA_BYTES = 8 * 1024
+# Results nest metadata a few levels down, and orjson refuses more than 254 levels: bound it well below.
+MAX_METADATA_DEPTH = 32
 MAX_SLUG_CHARS = 64
 MAX_TAGS = 32
 MAX_SOURCE_CHARS = 64
@@ -250,6 +252,20 @@ def check_timestamp(value: Any, field: str, *, nullable: bool = False) -> str | 
     return value
 
 
+def _depth(value: Any) -> int:
+    """How deeply lists and objects nest in `value` (a scalar is 0), without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            deepest = max(deepest, level)
+            continue
+        deepest = max(deepest, level + 1)
+        stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
 def check_metadata(
     value: Any, field: str = "metadata", *, nullable: bool = True, redact: bool = True
 ) -> dict[str, Any]:
@@ -259,6 +275,8 @@ def check_metadata(
         raise bad_request(field, "expected a JSON object")
     if len(io.canonical(value)) > MAX_METADATA_BYTES:
         raise bad_request(field, f"expected at most {MAX_METADATA_BYTES} bytes of canonical JSON")
+    if _depth(value) > MAX_METADATA_DEPTH:
+        raise bad_request(field, f"expected at most {MAX_METADATA_DEPTH} levels of nesting")
     if redact:
         value = redact_metadata(value, field)
         if len(io.canonical(value)) > MAX_METADATA_BYTES:
