@@ -31,6 +31,7 @@ REQUIRED: dict[tuple[str, ...], list[str]] = {
     ("eval", "advise"): ["--cases", "/nonexistent/cases", "--habits", "/nonexistent/habits"],
     ("eval", "analyze"): ["--labels", "/nonexistent/labels.json"],
     ("eval", "select"): ["--cases", "/nonexistent/cases"],
+    ("eval", "memory"): ["--memories", "/nonexistent/memories", "--queries", "/nonexistent/queries"],
     ("memory", "repair"): ["--rebuild-fts"],
     ("model", "add"): ["/nonexistent/model", "--name", "other"],
     ("model", "remove"): ["other"],

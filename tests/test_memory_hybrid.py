@@ -306,3 +306,20 @@ def test_by_default_a_model_that_does_not_load_means_bm25(
     assert result["hybrid"] == {"model": None, "used": False, "reason": "model_unavailable"}
     strict = mem("retrieve", "tabs", "--hybrid")
     assert strict.exit == 3 and strict.error["code"] == "model_unavailable"
+
+
+def test_index_vectors_reports_progress_per_batch(state_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from habitus.embed import load_embedder
+    from habitus.memory.stores import MemoryStore
+    from habitus.state.root import StateRoot
+
+    fill()
+    monkeypatch.setattr(vectors, "BATCH", 3)
+    seen: list[tuple[int, int]] = []
+    store = MemoryStore("global", state_root / "memory.sqlite", wait=5.0)
+    try:
+        embedder = load_embedder(StateRoot.at(str(state_root)))
+        done = vectors.index(store, embedder, progress=lambda d, t: seen.append((d, t)))
+    finally:
+        store.close()
+    assert done["computed"] == len(CORPUS) and seen == [(3, 8), (6, 8), (8, 8)]

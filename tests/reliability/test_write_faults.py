@@ -60,7 +60,8 @@ def memory_rows(root: Path) -> list[tuple[str, str]]:
 
 def found(query: str) -> list[str]:
     """What full-text search finds: the FTS rows must agree with the records."""
-    return [item["content"] for item in ok(run(["memory", "retrieve", query, "--limit", "100"]))["items"]]
+    found = ok(run(["memory", "retrieve", query, "--limit", "100", "--no-hybrid"]))
+    return [item["content"] for item in found["items"]]
 
 
 @pytest.fixture

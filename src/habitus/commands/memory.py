@@ -457,8 +457,10 @@ def index_vectors_command(
     """Compute the embedding vectors that retrieve --hybrid needs.
 
     Embeds every record (not removed) that has no vector of the configured embedding
-    model, in batches committed one by one (an interrupted run keeps its progress),
-    and replaces vectors computed from content that has changed since.
+    model, in batches committed one by one (an interrupted run keeps its progress;
+    a terminal shows how far it got), and replaces vectors computed from content that
+    has changed since. A search computes up to 500 missing vectors itself; run this
+    after importing more than that.
 
     \b
     Example:  habitus memory index-vectors --store project
@@ -471,10 +473,27 @@ def index_vectors_command(
     try:
         if not target.exists():
             raise HabitusError("not_found", f"{target.path}: no {target.name} memory store")
-        result = vectors.index(target, load_embedder(root, calibrated=MEMORY_MODEL), limit=limit)
+        result = vectors.index(
+            target, load_embedder(root, calibrated=MEMORY_MODEL), limit=limit, progress=_progress_bar()
+        )
     finally:
         target.close()
     io.write_result(result, pretty=pretty)
+
+
+def _progress_bar() -> Any:
+    """A one-line progress report on stderr when it is a terminal (never on stdout, never in a pipe)."""
+    import sys
+
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        end = "\n" if done >= total else ""
+        sys.stderr.write(f"\rindex-vectors: {done:,} / {total:,} records embedded{end}")
+        sys.stderr.flush()
+
+    return show
 
 
 @cli.command("verify")

@@ -216,6 +216,7 @@ def reflect(
     after = max([before, *(o.seq for o in observations)])
     items = []
     dropped = instructions = 0
+    metadata = records.check_metadata({"source": "reflect", "reflector": reflector.name, "stream": stream})
     with store.db.write(conn):
         # A concurrent run may have added reflections meanwhile: check against what is there now.
         proposals = accept(
@@ -230,13 +231,13 @@ def reflect(
                         "importance": 0.7,
                         "confidence": 0.8,
                         "tags": ["reflection"],
-                        "metadata": {"source": "reflect", "reflector": reflector.name, "stream": stream},
                     },
                     scope=store.name,
                     now=now,
                 )
-                # The supporting ids are the UUIDs of observations `accept` checked: nothing to redact.
-                record["metadata"] = {**record["metadata"], "supporting": proposal.supporting}
+                # Checked once for the run (it is the same for every reflection); the supporting ids are
+                # the UUIDs of observations `accept` checked: nothing to redact.
+                record["metadata"] = {**metadata, "supporting": proposal.supporting}
             except HabitusError as exc:
                 if exc.code == "refused":  # an instruction-injection marker (records.check_instructions)
                     instructions += 1

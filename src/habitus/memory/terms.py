@@ -7,7 +7,8 @@ one. "releases", "released" and "releasing" all give `releas`; "Datenbanken" giv
 same function runs on stored text and on queries, so both sides always agree. Words of other scripts
 stay as they are; a run of Chinese, Japanese or Korean characters becomes its character bigrams.
 
-Stemmers load on first use (`snowballstemmer`); stems are cached per word for bulk writes.
+Stemmers load on first use (`snowballstemmer`, running on PyStemmer's C build where it is installed);
+stems are cached per word for bulk writes.
 """
 
 from __future__ import annotations

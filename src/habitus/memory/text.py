@@ -26,7 +26,7 @@ _IDENTIFIER = re.compile(
 )
 
 Similarity = Callable[[str, str], float]
-COMMON = 200  # a word in more sets than this proposes no pairs (see similar_pairs)
+COMMON = 64  # a word in more sets than this proposes no pairs (see similar_pairs)
 
 
 def one_line(text: str) -> str:
@@ -91,7 +91,10 @@ def similar_pairs(sets: Sequence[set[str]], threshold: float) -> list[set[int]]:
         prefix = ordered[: len(ordered) - math.ceil(threshold * len(ordered) - 1e-9) + 1]
         prefix = [word for word in prefix if frequency[word] <= COMMON]
         candidates = {j for word in prefix for j in index.get(word, ())} - out[i]
+        low, high = threshold * len(words_), len(words_) / threshold if threshold else float("inf")
         for j in candidates:
+            if not low - 1e-9 <= len(sets[j]) <= high + 1e-9:
+                continue  # sizes too far apart for the overlap to reach the threshold
             shared = len(words_ & sets[j])
             if shared >= threshold * (len(words_) + len(sets[j]) - shared) - 1e-9:
                 out[i].add(j)

@@ -19,6 +19,7 @@ record's content, so a record patched meanwhile is skipped (and counted as still
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from habitus.embed import input_checksum
@@ -56,9 +57,11 @@ def compute(
     clauses: list[str] | None = None,
     params: list[Any] | None = None,
     limit: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> int:
     """Embed and store the vectors that records matching the clauses (default: every record that is not
-    removed) lack for this model, oldest first, at most `limit`. Returns how many were written."""
+    removed) lack for this model, oldest first, at most `limit`. Returns how many were written.
+    `progress(done, total)` is called after each committed batch."""
     conn = store.reader()
     if conn is None:
         return 0
@@ -87,6 +90,8 @@ def compute(
                      vector.astype("<f4").tobytes(), utc_now()),
                 )  # fmt: skip
                 written += 1
+        if progress is not None:
+            progress(start + len(batch), len(todo))
     return written
 
 
@@ -114,10 +119,16 @@ def drop_stale(store: MemoryStore, model_id: str) -> int:
     return len(found)
 
 
-def index(store: MemoryStore, embedder: Embedder, *, limit: int | None = None) -> dict[str, Any]:
+def index(
+    store: MemoryStore,
+    embedder: Embedder,
+    *,
+    limit: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
     """`memory index-vectors`: replace stale vectors, compute missing ones (all, or at most limit)."""
     dropped = drop_stale(store, embedder.model_id)
-    written = compute(store, embedder, limit=limit)
+    written = compute(store, embedder, limit=limit, progress=progress)
     conn = store.reader()
     left = 0 if conn is None else missing(conn, embedder.model_id, ["m.removed_at IS NULL"], [])
     return {
