@@ -92,7 +92,7 @@ _habitus() {
         "backup|--out") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "backup|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "backup|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        "capture|--format") COMPREPLY=($(compgen -W "auto claude-code pi codex" -- "$cur")); return ;;
+        "capture|--format") COMPREPLY=($(compgen -W "auto claude-code pi codex gemini" -- "$cur")); return ;;
         "capture|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
         "capture|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "capture|--transcript") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -175,7 +175,7 @@ _habitus() {
         "memory index-vectors|--limit") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "memory index-vectors|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "memory index-vectors|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        "memory observe|--format") COMPREPLY=($(compgen -W "auto claude-code pi codex" -- "$cur")); return ;;
+        "memory observe|--format") COMPREPLY=($(compgen -W "auto claude-code pi codex gemini" -- "$cur")); return ;;
         "memory observe|--store") COMPREPLY=($(compgen -W "global project" -- "$cur")); return ;;
         "memory observe|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi generic" -- "$cur")); return ;;
         "memory observe|--chunk-chars") COMPREPLY=($(compgen -f -- "$cur")); return ;;
