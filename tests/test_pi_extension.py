@@ -24,7 +24,7 @@ DRIVER = """
 const ext = require(process.argv[2]);
 const handlers = {};
 ext({ on: (name, fn) => { handlers[name] = fn; } });
-const ctx = { cwd: process.argv[3], sessionManager: { getSessionId: () => "pi-1", getSessionFile: () => undefined } };
+const ctx = { cwd: process.argv[3], sessionManager: { getSessionId: () => process.env.PI_SESSION || "pi-1", getSessionFile: () => undefined } };
 const script = JSON.parse(process.argv[4]);
 (async () => {
   for (const [name, event] of script) {
@@ -162,3 +162,31 @@ def test_memory_observe_in_a_hook_stores_nothing_until_enabled(state_root: Path)
     assert run(["memory", "observe", "--harness", "pi"], event).exit == 0
     found = run(["memory", "retrieve", "--kind", "observation", "--limit", "100"]).result["items"]
     assert found  # switched on, the same event observes the session
+
+
+def test_the_events_pi_16_sent_for_a_retried_503_store_one_turn_an_import_agrees(
+    state_root: Path, tmp_path: Path
+) -> None:
+    """The events the real Pi 1.6.0 sent (recorded by an extension) when the loopback model answered
+    503 once: two agent_end, the second without the prompt, then agent_settled."""
+    enable(state_root)
+    script = [json.loads(line) for line in (FIXTURES / "pi-1.6-events.jsonl").read_text().splitlines()]
+    assert [name for name, _ in script] == [
+        "before_agent_start",
+        "agent_end",
+        "agent_end",
+        "agent_settled",
+        "session_shutdown",
+    ]
+    drive(tmp_path, script, {**env_for(state_root), "PI_SESSION": "01a23386-1893-708f-bc2d-06110bc964e8"})
+    until(lambda: len(payloads(state_root)) >= 1)
+    time.sleep(0.5)
+    (stored,) = payloads(state_root)
+    assert (stored["user"], stored["assistant"], stored["outcome"]) == (
+        "no, use rgb values in the themes",
+        "Answer to the prompt.",
+        "complete",
+    )
+    session = FIXTURES / "pi-1.6-session.jsonl"
+    imported = run(["capture", "--transcript", str(session)]).result
+    assert imported["appended"] == 0 and imported["duplicates"] == 1
