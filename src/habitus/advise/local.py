@@ -511,7 +511,9 @@ def _law(units: list[Unit], law: Law, prompt: str) -> list[Candidate]:
     seen: set[str] = set()
     # A call the harness refused or the user rejected never ran, and one that failed did not do what it
     # says: "The agent ran …" would be false.
-    tools = [u for u in units if u.new and u.role == "tool" and u.status not in ("refused", "rejected", "error")]
+    tools = [
+        u for u in units if u.new and u.role == "tool" and u.status not in ("refused", "rejected", "error")
+    ]
     for group, severity, rules in (
         ("destructive", "blocker", DESTRUCTIVE),
         ("checks", "concern", DISABLED_CHECKS),
