@@ -60,6 +60,7 @@ MAX_USER_BYTES = 16 * 1024
 MAX_TOOLS_STORED = 50
 MAX_SESSION_BYTES = 512  # an id; anything longer is cut (the fingerprint still uses the whole id)
 MAX_TOOL_NAME_BYTES = 128
+MAX_MOMENT_CHARS = 64
 USER_MARKER = "[habitus: rest of the prompt truncated]"
 TRUNCATION_MARKER = "[habitus: earlier assistant output truncated]"
 TAIL_SWEEP_BYTES = 8 * 1024 * 1024
@@ -172,8 +173,8 @@ def entry_for(
         "session": session,
         "user": user,
         "assistant": assistant,
-        "user_at": turn.user_at,
-        "assistant_at": turn.assistant_at,
+        "user_at": _moment(turn.user_at),
+        "assistant_at": _moment(turn.assistant_at),
         "outcome": turn.outcome,
         "tools": [
             {"name": _cut(t.name, MAX_TOOL_NAME_BYTES), "status": t.status}
@@ -196,6 +197,11 @@ def entry_for(
         key = [turn.user_at, _digest(user), _digest(assistant)]
     fingerprint = log.fingerprint(harness, turn.session_id or "", key)
     return log.Entry(payload=payload, origin=origin, fingerprint=fingerprint), redactions, ""
+
+
+def _moment(value: str | None) -> str | None:
+    """A timestamp as given, or None when it cannot be one (an ISO-8601 time is under 40 characters)."""
+    return value if value is not None and len(value) <= MAX_MOMENT_CHARS else None
 
 
 def _digest(text: str) -> str:
