@@ -528,3 +528,11 @@ def test_the_hook_path_stays_light(state_root: Path) -> None:
     enable(state_root)
     assert loaded() == "fasteners"
     assert len(lines(state_root)) == 1
+
+
+def test_a_timestamp_that_cannot_be_one_is_not_stored(on: Path) -> None:
+    """Found by fuzzing: a 200 KB "at" made the record too large (exit 1 failed)."""
+    out = run(["capture"], {"user": "no, use tabs not spaces", "assistant": "ok", "at": "word " * 40_000})
+    assert out.exit == 0 and out.result["appended"] == 1, out.stderr
+    (payload,) = payloads(on)
+    assert payload["user_at"] is None and payload["user"] == "no, use tabs not spaces"

@@ -40,7 +40,8 @@ MAN = {
     "--transcript",
     type=click.Path(path_type=Path, dir_okay=True),
     metavar="FILE",
-    help="Import a whole transcript file (Claude Code, Pi or Codex JSONL). Importing twice adds nothing.",
+    help="Import a whole transcript file (Claude Code, Pi, Codex or Gemini CLI JSONL). Importing twice "
+    "adds nothing.",
 )
 @transcript_format_option
 @harness_option
