@@ -227,6 +227,15 @@ def test_a_socket_open_to_others_is_refused(state_root: Path) -> None:
         assert status(state_root)["served"] == served  # the hook did not use it
 
 
+def _open_folder(near: Path) -> str:
+    """A folder every user can enter, on the same file system as `near` (for a hard link)."""
+    for candidate in (tempfile.gettempdir(), "/var/tmp", "/tmp"):
+        st = os.stat(candidate)
+        if st.st_mode & 0o001 and st.st_dev == os.stat(near).st_dev:
+            return candidate
+    pytest.skip("no folder open to other users on the state root's file system")
+
+
 @pytest.mark.skipif(os.getuid() != 0, reason="needs root to run a client as another user")
 def test_a_client_of_another_user_is_not_served(state_root: Path) -> None:
     from habitus.worker import PROTOCOL, code_id, dump_header, encode
@@ -242,7 +251,7 @@ def test_a_client_of_another_user_is_not_served(state_root: Path) -> None:
         assert len(own.recv(100)) > 8
         own.close()
         # Let the other user reach the socket at all: a hard link in an open folder, the socket 0666.
-        door = Path(tempfile.mkdtemp(prefix="habitus-door-"))
+        door = Path(tempfile.mkdtemp(prefix="habitus-door-", dir=_open_folder(state_root)))
         os.chmod(door, 0o755)
         os.link(state_root / "worker.sock", door / "w.sock")
         os.chmod(state_root / "worker.sock", 0o666)
@@ -308,3 +317,107 @@ def test_the_hook_client_imports_only_the_standard_library() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == b"[]"
+
+
+def test_the_worker_answers_only_hook_calls_for_its_own_root(state_root: Path, tmp_path: Path) -> None:
+    from habitus.worker import PROTOCOL, code_id, socket_path
+    from habitus.worker.client import ask
+
+    prepare(state_root)
+    with stopped_after(state_root):
+        served = wait_ready(state_root)["served"]
+        base = {"op": "run", "protocol": PROTOCOL, "code": code_id(), "cwd": str(tmp_path), "deadline": 1e12}
+        env = {"HABITUS_HOME": str(state_root), "PATH": os.environ["PATH"]}
+        for argv, request_env in [
+            (["select", "--root", str(tmp_path / "other"), "--harness", "generic"], env),  # another root
+            (["select", "--harness", "generic"], {**env, "HABITUS_HOME": str(tmp_path / "other")}),
+            (["config", "set", "capture.enabled", "false", "--harness", "generic"], env),  # not a hook call
+        ]:
+            header, body = ask(
+                socket_path(str(state_root)), {**base, "argv": argv, "env": request_env}, b"{}", timeout=10
+            )
+            assert header == {"status": "bad_request"} and body == b""
+        gone_cwd = tmp_path / "gone"
+        gone_cwd.mkdir()
+        done = subprocess.run(
+            [
+                "sh",
+                "-c",
+                f"cd {gone_cwd} && rmdir {gone_cwd} && exec {BIN / 'habitus'} select --harness generic",
+            ],
+            input=json.dumps({"user": "is it release ready?"}).encode(),
+            capture_output=True,
+            timeout=60,
+            env=env_for(state_root),
+            check=False,
+        )
+        assert done.returncode == 0 and done.stderr == b""  # a hook in a deleted folder: no traceback
+        assert status(state_root)["served"] == served
+
+
+class FakeWorker:
+    """A socket at <root>/worker.sock that misbehaves in one chosen way (in a thread of this test)."""
+
+    def __init__(self, root: Path, behaviour: str) -> None:
+        from habitus.worker import dump_header, encode
+
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(str(root / "worker.sock"))
+        os.chmod(root / "worker.sock", 0o600)
+        self.sock.listen(8)
+        self.replies = {
+            "silent": b"",
+            "garbage": b"\x00\x00\x00\x05\x00\x00\x00\x00nope!",
+            "accepts-then-hangs": encode(dump_header({"status": "accepted"}), b""),
+            "wrong-exit": encode(dump_header({"status": "done", "exit": "zero"}), b"{}"),
+        }[behaviour]
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self) -> None:
+        held = []
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            held.append(conn)  # never closed by us until the end: a hang, not a reset
+            if self.replies:
+                conn.sendall(self.replies)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.mark.parametrize("behaviour", ["silent", "garbage", "wrong-exit"])
+def test_a_worker_that_misbehaves_means_the_hook_works_in_process(state_root: Path, behaviour: str) -> None:
+    prepare(state_root)
+    expected = in_process(state_root, ["select"], EVENT)
+    fake = FakeWorker(state_root, behaviour)
+    try:
+        started = time.monotonic()
+        done = hook(["select"], EVENT, env_for(state_root))
+        took = time.monotonic() - started
+    finally:
+        fake.close()
+    assert done.returncode == 0 and done.stdout == expected and done.stderr == b""
+    assert took < 20
+    assert not (state_root / "errors.jsonl").exists()
+
+
+def test_a_worker_that_takes_the_call_and_hangs_is_given_up_at_the_deadline(state_root: Path) -> None:
+    prepare(state_root)
+    assert run(["config", "set", "hooks.budget_ms", "1500"]).exit == 0
+    fake = FakeWorker(state_root, "accepts-then-hangs")
+    try:
+        started = time.monotonic()
+        done = hook(["select"], EVENT, env_for(state_root))
+        took = time.monotonic() - started
+    finally:
+        fake.close()
+    assert done.returncode == 0 and done.stdout == b"" and done.stderr == b""
+    assert took < 5
+    logged = [json.loads(line) for line in (state_root / "errors.jsonl").read_text().splitlines()]
+    assert [(e["code"], e["command"], e["harness"]) for e in logged] == [
+        ("deadline", "select", "claude-code")
+    ]

@@ -77,8 +77,9 @@ class LazyGroup(click.Group):
         **extra: Any,
     ) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
-        timed = _arm_hook(argv, process=args is None)
+        timed = False
         try:
+            timed = _arm_hook(argv, process=args is None)  # inside: a budget already spent is a failure
             _refuse_undecodable(argv)
             result = super().main(argv, prog_name or "habitus", complete_var, standalone_mode=False, **extra)
             code = result if isinstance(result, int) and not isinstance(result, bool) else 0
@@ -162,9 +163,9 @@ def _arm_hook(argv: list[str], *, process: bool) -> bool:
 
 
 def _fail(exc: BaseException, argv: list[str]) -> int:
+    hookmode.disarm()  # reporting must not be cut short by the clock it reports
     from habitus import io
 
-    hookmode.disarm()  # reporting must not be cut short by the clock it reports
     error = _as_error(exc)
     if os.environ.get("HABITUS_DEBUG") and not isinstance(exc, HabitusError):
         import traceback

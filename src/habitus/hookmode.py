@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # signal and threading are imported by arm(): the worker clie
 
 STARTED = time.monotonic()  # the launcher imports this module first: close to the process's start
 
-DEFAULT_BUDGET_MS = 10_000
+DEFAULT_BUDGET_MS = 30_000  # the harnesses' own timeout for select and capture
 DEFAULT_LOCK_WAIT_MS = 200
 DEFAULT_IDLE_MINUTES = 10
 GRACE_S = 0.5  # after the soft deadline, before the watchdog ends a process stuck in C code
@@ -149,6 +149,9 @@ def _deadline_error(detail: str) -> Exception:
 def _expired(signum: int, frame: Any) -> None:
     import signal
 
+    if not _ticking:
+        return  # delivered just after disarm(): the call is already ending
+
     # Again every 50 ms until disarmed, in case a broad `except Exception` swallowed this one.
     signal.setitimer(signal.ITIMER_REAL, 0.05)
     raise _deadline_error("hooks.budget_ms")
@@ -179,3 +182,13 @@ def log(error: Exception) -> None:
         errorlog.append(StateRoot.at(root), error, command=command, harness=harness)
     except Exception:
         pass  # nowhere left to report; stay silent as the hook protocol requires
+
+
+def log_deadline(argv: list[str], detail: str) -> None:
+    """Log `deadline` for a hook call that never reached cli (the worker client's own give-up)."""
+    global _armed_for
+    words = [a for a in argv if not a.startswith("-")]
+    harness = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--harness"), None)
+    root = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--root"), None)
+    _armed_for = (words[0] if words else "habitus", harness, root)
+    log(_deadline_error(detail))

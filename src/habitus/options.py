@@ -14,6 +14,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 HARNESSES = ("claude-code", "codex", "gemini", "pi", "generic")
 DEFAULT_WAIT = 5.0
+STATE_LOCK_HOOK_WAIT = 0.05  # seconds
 
 
 def _root(ctx: click.Context, param: click.Parameter, value: str | None) -> StateRoot:
@@ -32,17 +33,21 @@ def state_options(f: F) -> F:
 
     @functools.wraps(command)
     def guarded(*args: Any, **kwargs: Any) -> Any:
-        if kwargs.get("harness") is not None and "wait" in kwargs:
+        hook = kwargs.get("harness") is not None
+        wait = kwargs.get("wait", DEFAULT_WAIT)
+        if hook:
             from habitus import hookmode
 
-            kwargs["wait"] = hookmode.lock_wait(kwargs["wait"])  # a hook never waits out a held lock
+            wait = kwargs["wait"] = hookmode.lock_wait(wait)  # a hook never waits out a held lock
         root = kwargs.get("root")
         if isinstance(root, StateRoot):
             from habitus.state import guard
 
-            # verify only reports: it leaves a killed restore's staging copies for the next command
+            # Commands share the state lock; only a restore holds it exclusively, and then for longer
+            # than any hook can wait: a hook gives up on it almost at once. verify only reports: it
+            # leaves a killed restore's staging copies for the next command.
             report_only = click.get_current_context().info_name == "verify"
-            guard.enter(root.path, kwargs.get("wait", DEFAULT_WAIT), sweep=not report_only)
+            guard.enter(root.path, min(wait, STATE_LOCK_HOOK_WAIT) if hook else wait, sweep=not report_only)
         return command(*args, **kwargs)
 
     f = guarded  # type: ignore[assignment]

@@ -49,7 +49,9 @@ def cli() -> None:
     The hooks run the absolute path of this habitus: capture after each turn,
     select and advise's delivery before each prompt, advise when the agent
     stops, the memory index at session start. Each is silent when it has
-    nothing to say, and a failing hook exits 0 with no output.
+    nothing to say, and a failing hook exits 0 with no output. A short sh
+    guard runs the habitus on PATH when that path is gone, or exits 0 with
+    a one-line note when there is none.
 
     \b
     Examples:

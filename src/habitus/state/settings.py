@@ -261,7 +261,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "hooks.budget_ms",
         int,
-        10_000,
+        30_000,
         "Total time a hook call may take; past it the hook exits 0, injects nothing and logs why.",
         minimum=100,
         maximum=600_000,

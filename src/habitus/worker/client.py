@@ -31,12 +31,15 @@ from habitus.worker import (
 
 MAX_STDIN = 8 * 1024 * 1024  # as habitus.io.MAX_REQUEST_BYTES: more is refused in process
 TURN_S = 0.5  # longest wait for the worker to take a call (it answers one at a time)
-RESERVE_S = 1.5  # of the budget, kept for doing the work in process when the worker does not answer
 OFF = ("0", "off", "false", "no")
 
 
 class Unreachable(Exception):
     """No live worker behind the socket: start one."""
+
+
+class Stuck(Exception):
+    """The worker took the call and did not answer before its deadline."""
 
 
 def served(argv: list[str]) -> bool:
@@ -65,6 +68,13 @@ def resolve_root(argv: list[str]) -> str:
 def run(argv: list[str]) -> int | None:
     if not served(argv) or os.environ.get("HABITUS_WORKER", "").lower() in OFF:
         return None
+    try:
+        return _run(argv)
+    except Exception:  # the client must never be what breaks a hook: do the work in process
+        return None
+
+
+def _run(argv: list[str]) -> int | None:
     root = resolve_root(argv)
     path = socket_path(root)
     if len(os.fsencode(path)) > MAX_SOCKET_PATH or not os.path.isdir(root):
@@ -83,13 +93,18 @@ def run(argv: list[str]) -> int | None:
         "env": dict(os.environ),
         "deadline": deadline,
     }
-    wait = max(0.05, min(hookmode.remaining(deadline) - RESERVE_S, hookmode.remaining(deadline) / 2))
+    # Once the worker has taken the call it has the call's whole budget (a model review may need
+    # it; doing it again here would call the model twice); the worker's own clock ends it in time.
+    wait = max(0.05, hookmode.remaining(deadline) + hookmode.GRACE_S)
     try:
         header, body = ask(path, request, data, timeout=wait)
     except Unreachable:
         spawn(root)
         return None
-    except (OSError, ValueError):  # timed out, reset mid-reply (a killed worker), a bad frame
+    except Stuck:
+        hookmode.log_deadline(argv, "the warm worker did not answer in time")
+        return 0
+    except (OSError, ValueError):  # not taken in time, reset mid-call (a killed worker), a bad frame
         return None
     status = header.get("status")
     if status == "mismatch":
@@ -133,7 +148,10 @@ def ask(
         # A worker busy with another call (a slow model review) has not taken ours within TURN_S.
         header, reply = _frame(conn, min(give_up, time.monotonic() + TURN_S))
         if header.get("status") == "accepted":
-            header, reply = _frame(conn, give_up)
+            try:
+                header, reply = _frame(conn, give_up)
+            except TimeoutError:
+                raise Stuck from None
     finally:
         conn.close()
     return header, reply

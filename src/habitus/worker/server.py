@@ -157,6 +157,9 @@ class Worker:
         if not self.ready.is_set():
             _reply(conn, {"status": "warming"})
             return True
+        if not self.ours(request):
+            _reply(conn, {"status": "bad_request"})
+            return True
         _reply(conn, {"status": "accepted"})  # the client now waits for the answer, not for a turn
         code, out = run_command(request, body)
         self.served += 1
@@ -164,6 +167,22 @@ class Worker:
         with contextlib.suppress(OSError):
             _reply(conn, {"status": "done", "exit": code}, out)
         return True
+
+    def ours(self, request: dict[str, Any]) -> bool:
+        """A hook call the worker answers, for this root (as the client's environment resolves it),
+        from a folder that exists: anything else is the client's to do."""
+        from habitus.worker.client import resolve_root, served
+
+        if not served(request["argv"]) or not os.path.isdir(request["cwd"]):
+            return False
+        saved = dict(os.environ)
+        try:
+            os.environ.clear()
+            os.environ.update(request["env"])
+            return resolve_root(request["argv"]) == str(self.root)
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -198,10 +217,7 @@ def run_command(request: dict[str, Any], stdin: bytes) -> tuple[int, bytes]:
     saved_env = dict(os.environ)
     saved_streams = sys.stdin, sys.stdout, sys.stderr
     out = io.BytesIO()
-    try:
-        os.chdir(request["cwd"])
-    except OSError:
-        return 0, b""  # the hook's folder is gone: a hook in process would find nothing either
+    os.chdir(request["cwd"])  # checked by the caller
     os.environ.clear()
     os.environ.update(request["env"])
     sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
