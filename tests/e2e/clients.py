@@ -294,6 +294,9 @@ def prepare(root: Path, *, capture: bool = True, advise: bool = True, select: bo
     habitus(root, "config", "set", "select.enabled", str(select).lower())
     habitus(root, "habit", "declare", stdin=json.dumps(HABIT).encode())
     habitus(root, "memory", "retain", FACT, "--kind", "fact")
+    # One select first, as any earlier prompt would have done: the model's checksum is then cached, so
+    # the first hook does not pay for it (Pi's extension gives each hook 3 s, a loaded machine needs more).
+    habitus(root, "select", "--harness", "generic", stdin=json.dumps({"user": PROMPT}).encode())
 
 
 def stored(root: Path) -> list[dict[str, object]]:
