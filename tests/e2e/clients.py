@@ -69,8 +69,21 @@ def _cache_base() -> Path:
     return Path(pwd.getpwuid(os.getuid()).pw_dir) / ".cache" / "habitus-e2e"
 
 
+_FAILED: dict[str, str] = {}  # client -> why its install failed in this process (not retried per test)
+
+
 def install(name: str) -> Path:
     """The installed entry point of client `name` (installing it first); raises Unavailable."""
+    if name in _FAILED:
+        raise Unavailable(_FAILED[name])
+    try:
+        return _install(name)
+    except Unavailable as why:
+        _FAILED[name] = str(why)
+        raise
+
+
+def _install(name: str) -> Path:
     package = PACKAGES[name]
     npm = shutil.which("npm")
     if npm is None:
