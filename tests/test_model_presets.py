@@ -149,3 +149,16 @@ def test_a_model_program_runs_with_no_hooks_set(state_root: Path, tmp_path: Path
         load(state_root), "m", system="s", user="u", schema=SCHEMA, max_tokens=64, purpose="analyze"
     )
     assert answer == {"no_hooks": "1"}
+
+
+def test_the_demo_sentence_names_what_is_used(state_root: Path) -> None:
+    nothing = presets.summary(load(state_root), on_path={})
+    assert nothing.startswith("No model is configured") and "habitus config preset NAME" in nothing
+    found = presets.summary(load(state_root), on_path={"gemini": True})
+    assert "`habitus config preset gemini`" in found
+    run(["config", "preset", "pi", "--for", "analyze"])
+    configuration.set_value(StateRoot(state_root), "models.api.kind", "openai", wait=5)
+    configuration.set_value(StateRoot(state_root), "advise.model", "api", wait=5)
+    assert presets.summary(load(state_root), on_path={}) == (
+        "Your habitus uses the model api (kind openai) for advise; the model preset pi (Pi, `pi -p`) for analyze."
+    )

@@ -69,8 +69,21 @@ def _cache_base() -> Path:
     return Path(pwd.getpwuid(os.getuid()).pw_dir) / ".cache" / "habitus-e2e"
 
 
+_FAILED: dict[str, str] = {}  # client -> why its install failed in this process (not retried per test)
+
+
 def install(name: str) -> Path:
     """The installed entry point of client `name` (installing it first); raises Unavailable."""
+    if name in _FAILED:
+        raise Unavailable(_FAILED[name])
+    try:
+        return _install(name)
+    except Unavailable as why:
+        _FAILED[name] = str(why)
+        raise
+
+
+def _install(name: str) -> Path:
     package = PACKAGES[name]
     npm = shutil.which("npm")
     if npm is None:
@@ -294,6 +307,9 @@ def prepare(root: Path, *, capture: bool = True, advise: bool = True, select: bo
     habitus(root, "config", "set", "select.enabled", str(select).lower())
     habitus(root, "habit", "declare", stdin=json.dumps(HABIT).encode())
     habitus(root, "memory", "retain", FACT, "--kind", "fact")
+    # One select first, as any earlier prompt would have done: the model's checksum is then cached, so
+    # the first hook does not pay for it (Pi's extension gives each hook 3 s, a loaded machine needs more).
+    habitus(root, "select", "--harness", "generic", stdin=json.dumps({"user": PROMPT}).encode())
 
 
 def stored(root: Path) -> list[dict[str, object]]:

@@ -26,6 +26,10 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from habitus.state.config import Config
 
 # Set in the environment of every model call habitus starts; hook mode exits 0 at once when it is set.
 NO_HOOKS_ENV = "HABITUS_NO_HOOKS"
@@ -186,13 +190,12 @@ def settings_for(
     return values
 
 
-def configured(config: object) -> list[dict[str, object]]:
+def configured(config: Config) -> list[dict[str, object]]:
     """Every [models.NAME] table and what uses it, for `habitus status` and the demo."""
-    get = config.get  # type: ignore[attr-defined]
-    pointers = {use: get(key) for use, (key, _) in USES.items()}
+    pointers = {use: config.get(key) for use, (key, _) in USES.items()}
     items = []
-    for name in config.model_names():  # type: ignore[attr-defined]
-        table = config.model(name)  # type: ignore[attr-defined]
+    for name in config.model_names():
+        table = config.model(name)
         used_for = [use for use, value in pointers.items() if value == USES[use][1].format(name=name)]
         entry: dict[str, object] = {"name": name, "kind": table["kind"], "used_for": used_for}
         if table["kind"] == "preset":
@@ -203,15 +206,19 @@ def configured(config: object) -> list[dict[str, object]]:
     return items
 
 
-def summary(config: object, *, on_path: dict[str, bool]) -> str:
-    """One sentence for people (the demo): the presets this root uses, else the one command to add one."""
-    used = [m for m in configured(config) if m["kind"] == "preset" and m["used_for"]]
+def summary(config: Config, *, on_path: dict[str, bool]) -> str:
+    """One sentence for people (the demo): the models this root uses, else the one command to add one."""
+    used = [m for m in configured(config) if m["used_for"]]
     if used:
-        parts = [
-            f"{m['name']} ({m['about'] or m['preset']}) for {' and '.join(m['used_for'])}"  # type: ignore[arg-type]
-            for m in used
-        ]
-        return "Your habitus uses the model preset " + "; ".join(parts) + "."
+        parts = []
+        for m in used:
+            what = (
+                f"the model preset {m['name']} ({m['about']})"
+                if m["kind"] == "preset"
+                else (f"the model {m['name']} (kind {m['kind']})")
+            )
+            parts.append(f"{what} for {' and '.join(str(u) for u in m['used_for'])}")  # type: ignore[attr-defined]
+        return "Your habitus uses " + "; ".join(parts) + "."
     found = [name for name in ("claude", "codex", "gemini", "pi") if on_path.get(name)]
     if found:
         return (
