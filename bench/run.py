@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import Row, machine
 
 # The order of the table: start-up first, then the hot paths a hook takes, then the heavy runs.
-ORDER = ("startup", "capture", "select", "memory", "habits", "analyze", "advise", "backup", "demo")
+ORDER = ("startup", "capture", "redact", "select", "memory", "habits", "analyze", "advise", "backup", "demo")
 
 
 def main() -> int:
