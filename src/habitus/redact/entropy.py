@@ -81,7 +81,7 @@ def pronounceable(run: str) -> bool:
     vowels = sum(1 for c in run if c in _VOWELS)
     if vowels < len(run) * 0.25:
         return False
-    return _CLUSTER.search(run) is None
+    return _CLUSTER.search(run) is None and not unpaired(run)
 
 
 def _wordiness(token: str) -> float:
@@ -106,9 +106,11 @@ def _random_piece(piece: str) -> bool:
     if len(piece) < 8:
         return False
     upper, lower, digit, _ = _classes(piece)
-    return (
-        bool(digit) and upper + lower >= 3 and _switches(piece) / len(piece) >= 0.3 and shannon(piece) >= 2.8
-    )
+    if not digit or upper + lower < 3:
+        return False
+    if _switches(piece) / len(piece) >= 0.3 and shannon(piece) >= 2.8:
+        return True
+    return len(piece) >= 12 and shannon(piece) >= 3.0 and unpaired(piece) >= 2
 
 
 def _built_of_names(token: str) -> bool:
