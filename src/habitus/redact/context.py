@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from habitus.redact.entropy import credential_value
+from habitus.redact.entropy import credential_value, random_token
 from habitus.redact.lazy import Lazy
 
 SECRET = "[REDACTED:secret]"
@@ -118,6 +118,8 @@ _NEAR = Lazy(
     r"(?<![A-Za-z0-9_.])(?i:passwords?|passwd|passphrase|pwd|secret|tokens?|api[ _-]?key|key|credentials?|"
     r"creds|auth|bearer|apikey|pat)(?=[ \t]|[:=][ \t]*[^ \t=])"
 )
+_LINKING = frozenset({"is", "was", "are", "were", "be", "to", "of", "for", "the", "a", "an", "my", "our", "your", "this",
+                      "that", "it", "now", "still", "here", "there", "as"})  # fmt: skip
 _NEAR_SPLIT = Lazy(r"[^\s:=,;()\[\]{}'\"<>`|]+")
 
 
@@ -424,9 +426,13 @@ def redact_near_keywords(text: str) -> tuple[str, int]:
         password = word.startswith("pass") or word == "pwd"
         line_end = text.find("\n", hit.end(), hit.end() + 64)
         window_end = min(len(text), hit.end() + 56) if line_end < 0 else line_end
+        position = 0  # the how-manyth word after the keyword, linking words ("is", "was") not counted
         for index, started in enumerate(_NEAR_SPLIT.finditer(text, hit.end(), window_end)):
-            if index >= 4:
+            if index >= 5:
                 break
+            if started.group(0).lower() in _LINKING:
+                continue
+            position += 1
             if started.end() - started.start() < 6 and started.end() < window_end:
                 continue  # a short word: never a credential
             token = _NEAR_SPLIT.match(text, started.start())  # whole, though it runs past the window
@@ -441,12 +447,14 @@ def redact_near_keywords(text: str) -> tuple[str, int]:
                 continue
             if value[:1] in "._$" or text[token.start() - 1 : token.start()] == ".":
                 continue
-            if credential_value(value, min_len=8) or (
-                password
-                and len(value) >= 6
-                and any(c.isdigit() for c in value)
-                and any(c.isalpha() for c in value)
-            ):
+            if position == 1:
+                # right after the word: "password hunter2", "token 7f3a9c01e2"
+                found = credential_value(value, min_len=8) or (
+                    password and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+                )
+            else:  # further on ("password hash with argon2id"): only what is plainly random
+                found = credential_value(value, min_len=12) and (len(value) >= 16 or random_token(value))
+            if found:
                 spans.append((token.start(), token.start() + len(value), SECRET))
                 cursor = token.start() + len(value)
     return _apply(text, spans)
