@@ -28,6 +28,7 @@ ORDER = (
     "startup",
     "hooks",
     "capture",
+    "redact",
     "select",
     "memory",
     "habits",

@@ -31,21 +31,20 @@ import re
 from typing import Any
 
 from habitus.redact import context, entropy, pem
+from habitus.redact.lazy import Lazy
 
 _keywords: tuple[list[tuple[str, int]], list[tuple[str, str]]] | None = None
 _compiled: dict[int, re.Pattern[str]] = {}
-_fixed: dict[str, re.Pattern[str]] | None = None
+_fixed: dict[str, Lazy] | None = None
 _post: list[re.Pattern[str]] | None = None
 
 _TOKEN_CHARS = "A-Za-z0-9+/=_\\-.~"
 _HASH_WORDS = ("sha", "hash", "digest", "checksum", "md5", "commit", "revision", "rev ", "blob", "etag",
                "fingerprint", "integrity", "object", "tree ", "oid", "@", "#")  # fmt: skip
-_STAMP = re.compile(
-    r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?"
-)
+_STAMP = Lazy(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?")
 
 
-_DIGIT = re.compile(r"\d")
+_DIGIT = Lazy(r"\d")
 _HOME_HINTS = (
     ("home_path", ("/home/", "/Users/")),
     ("home_path_windows", ("\\Users\\", "\\users\\", "\\USERS\\")),
@@ -76,7 +75,7 @@ def _rule(index: int) -> re.Pattern[str]:
     return pattern
 
 
-def _patterns() -> dict[str, re.Pattern[str]]:
+def _patterns() -> dict[str, Lazy]:
     global _fixed
     if _fixed is not None:
         return _fixed
@@ -97,7 +96,7 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         "home_path_windows": r"(?i)\b[A-Z]:\\Users\\[^\\\s\"']+",
         "home_path_encoded": r"(?<=-)(?:home|Users)-(?!USER-)[A-Za-z0-9._]+(?=-)",
     }
-    _fixed = {name: re.compile(pattern) for name, pattern in table.items()}
+    _fixed = {name: Lazy(pattern) for name, pattern in table.items()}
     return _fixed
 
 
@@ -156,7 +155,7 @@ def _hash_context(text: str, start: int) -> bool:
     return any(word in before for word in _HASH_WORDS)
 
 
-def _random_tokens(text: str, candidate: re.Pattern[str]) -> tuple[str, int]:
+def _random_tokens(text: str, candidate: Lazy) -> tuple[str, int]:
     """Bare high-entropy tokens, and high-entropy pieces of a URL or of a `name=value` run."""
     out: list[str] = []
     position = count = 0
@@ -192,7 +191,7 @@ def _random_tokens(text: str, candidate: re.Pattern[str]) -> tuple[str, int]:
     return "".join(out), count
 
 
-_PIECES = {True: re.compile(r"([/.=])"), False: re.compile(r"(=)")}
+_PIECES = {True: Lazy(r"([/.=])"), False: Lazy(r"(=)")}
 
 
 def _redact(text: str) -> tuple[str, int, bool]:

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import re
 
-from habitus.redact.entropy import credential_value
+from habitus.redact.entropy import credential_value, random_token
+from habitus.redact.lazy import Lazy
 
 SECRET = "[REDACTED:secret]"
 
@@ -30,14 +31,13 @@ SECRET = "[REDACTED:secret]"
 _HIT_WORDS = ("pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "cookie", "sig", "bearer", "jwt", "dsn",
               "pat", "sas")  # fmt: skip
 _WHOLE_WORDS = frozenset({"pat", "sas", "pw"})
-_LITERALS = {word: re.compile(re.escape(word)) for word in (*_HIT_WORDS, "passw", "passphrase", "api")}
 _NEAR_WORDS = ("pass", "pwd", "secret", "token", "key", "cred", "auth", "bearer", "pat", "api")
 _IDCHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.$@")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_SPLIT = re.compile(r"[_\-.$@]+")
-_SEP = re.compile(r"(?P<close>\\?[\"'`])?(?P<ann>[ \t]*:[ \t]*[A-Za-z_][\w.\[\], |]{0,40}?(?=[ \t]+=[^=]))?"
+_CAMEL = Lazy(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_SPLIT = Lazy(r"[_\-.$@]+")
+_SEP = Lazy(r"(?P<close>\\?[\"'`])?(?P<ann>[ \t]*:[ \t]*[A-Za-z_][\w.\[\], |]{0,40}?(?=[ \t]+=[^=]))?"
                   r"(?P<sep>[ \t]*\??(?:=>|:=|\?=|=(?!=)|:(?![:/]))[ \t]*)")  # fmt: skip
-_FLAG_SEP = re.compile(r"[ \t]+|=")
+_FLAG_SEP = Lazy(r"[ \t]+|=")
 
 PASSWORD, TOKEN, WEAK = "password", "token", "weak"
 _PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "pwd", "pass", "secret", "passcode", "pw"})
@@ -107,18 +107,20 @@ _CODE_WORDS = frozenset(
         "uuid",
     }
 )  # fmt: skip
-_TEMPLATE = re.compile(r"\$\{|\{\{|%\(|%s\b|<%|#\{|^\$|^%\w+%$|\$\(")
-_PLACEHOLDER = re.compile(r"(?i)^<[^>]*>$|^\*+$|^x{3,}$|^\.{3,}$|^\[redacted|your[_\- ]?\w*(key|token|secret|password)|"
+_TEMPLATE = Lazy(r"\$\{|\{\{|%\(|%s\b|<%|#\{|^\$|^%\w+%$|\$\(")
+_PLACEHOLDER = Lazy(r"(?i)^<[^>]*>$|^\*+$|^x{3,}$|^\.{3,}$|^\[redacted|your[_\- ]?\w*(key|token|secret|password)|"
                           r"^(?:changeme|placeholder|example|dummy|redacted|hidden|masked|secret|password)$")  # fmt: skip
-_DOTTED = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+$")
-_IDENT = re.compile(r"^[A-Za-z_$][\w$]*$")
+_DOTTED = Lazy(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+$")
+_IDENT = Lazy(r"^[A-Za-z_$][\w$]*$")
 _UNQUOTED_STOP = frozenset(" \t\r\n\"'`,;&<>|")
 _SCHEMES = frozenset({"bearer", "basic", "token", "digest", "negotiate", "apikey", "sso-key", "key", "otp"})
-_NEAR = re.compile(
+_NEAR = Lazy(
     r"(?<![A-Za-z0-9_.])(?i:passwords?|passwd|passphrase|pwd|secret|tokens?|api[ _-]?key|key|credentials?|"
     r"creds|auth|bearer|apikey|pat)(?=[ \t]|[:=][ \t]*[^ \t=])"
 )
-_NEAR_SPLIT = re.compile(r"[^\s:=,;()\[\]{}'\"<>`|]+")
+_LINKING = frozenset({"is", "was", "are", "were", "be", "to", "of", "for", "the", "a", "an", "my", "our", "your", "this",
+                      "that", "it", "now", "still", "here", "there", "as"})  # fmt: skip
+_NEAR_SPLIT = Lazy(r"[^\s:=,;()\[\]{}'\"<>`|]+")
 
 
 def lower_text(text: str) -> str:
@@ -134,14 +136,15 @@ def hits(low: str, vocabulary: tuple[str, ...]) -> list[tuple[int, int]]:
     """(start, end) of every occurrence of the vocabulary's words in low, in order."""
     found: list[tuple[int, int]] = []
     for word in vocabulary:
-        if word not in low:
-            continue
         whole = word in _WHOLE_WORDS
-        for match in _LITERALS[word].finditer(low):
-            start, end = match.span()
-            if whole and ((start and low[start - 1].isalnum()) or (end < len(low) and low[end].isalnum())):
-                continue
-            found.append((start, end))
+        start = low.find(word)
+        while start >= 0:
+            end = start + len(word)
+            if not whole or not (
+                (start and low[start - 1].isalnum()) or (end < len(low) and low[end].isalnum())
+            ):
+                found.append((start, end))
+            start = low.find(word, end)
     found.sort()
     return found
 
@@ -177,8 +180,7 @@ def family(key: str) -> str | None:
     return None
 
 
-_LEFT = re.compile(r"[A-Za-z0-9_\-.$@]{0,81}\Z")
-_RIGHT = re.compile(r"[A-Za-z0-9_\-.$@]{0,81}")
+_RIGHT = Lazy(r"[A-Za-z0-9_\-.$@]{0,81}")
 
 
 def _key_end(text: str, end: int) -> int | None:
@@ -187,10 +189,10 @@ def _key_end(text: str, end: int) -> int | None:
 
 
 def _key_start(text: str, start: int) -> int | None:
-    found = _LEFT.search(text, max(0, start - 81), start)
-    if found is None or found.end() - found.start() > 80:
-        return None
-    return found.start()
+    """Where the identifier that ends at start begins (walking back over identifier characters)."""
+    before = text[max(0, start - 81) : start][::-1]
+    size = _RIGHT.match(before).end()  # type: ignore[union-attr]
+    return None if size > 80 else start - size
 
 
 def _quoted_value(text: str, start: int) -> tuple[int, int, str] | None:
@@ -312,12 +314,12 @@ def _authorization(text: str, start: int) -> tuple[int, int] | None:
     return None
 
 
-_ENV_VALUE = re.compile(r"[^\s\"'`]*")
-_COOKIE_PAIR = re.compile(r"([A-Za-z0-9_\-.]+)=([^;\s\"'\\]+)")
+_ENV_VALUE = Lazy(r"[^\s\"'`]*")
+_COOKIE_PAIR = Lazy(r"([A-Za-z0-9_\-.]+)=([^;\s\"'\\]+)")
 
 
 def separator_of(sep: re.Match[str]) -> str:
-    return sep.group("sep") if sep.re is _SEP else sep.group(0)
+    return sep.group("sep") if "sep" in sep.re.groupindex else sep.group(0)
 
 
 def redact_assignments(text: str) -> tuple[str, int]:
@@ -424,25 +426,35 @@ def redact_near_keywords(text: str) -> tuple[str, int]:
         password = word.startswith("pass") or word == "pwd"
         line_end = text.find("\n", hit.end(), hit.end() + 64)
         window_end = min(len(text), hit.end() + 56) if line_end < 0 else line_end
+        position = 0  # the how-manyth word after the keyword, linking words ("is", "was") not counted
         for index, started in enumerate(_NEAR_SPLIT.finditer(text, hit.end(), window_end)):
-            if index >= 4:
+            if index >= 5:
                 break
+            if started.group(0).lower() in _LINKING:
+                continue
+            position += 1
+            if started.end() - started.start() < 6 and started.end() < window_end:
+                continue  # a short word: never a credential
             token = _NEAR_SPLIT.match(text, started.start())  # whole, though it runs past the window
             assert token is not None
             value = token.group(0).rstrip(".!?-")
-            if value.startswith("[REDACTED") or "REDACTED" in value:
+            if "REDACTED" in value:
                 break
+            if len(value) < 6:
+                continue
             following = text[token.start() + len(value) : token.start() + len(value) + 1]
             if following in ("(", "[", ".") or _DOTTED.match(value) or _TEMPLATE.search(value):
                 continue
             if value[:1] in "._$" or text[token.start() - 1 : token.start()] == ".":
                 continue
-            if credential_value(value, min_len=8) or (
-                password
-                and len(value) >= 6
-                and any(c.isdigit() for c in value)
-                and any(c.isalpha() for c in value)
-            ):
+            if position == 1:
+                # right after the word: "password hunter2", "token 7f3a9c01e2"
+                found = credential_value(value, min_len=8) or (
+                    password and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+                )
+            else:  # further on ("password hash with argon2id"): only what is plainly random
+                found = credential_value(value, min_len=12) and (len(value) >= 16 or random_token(value))
+            if found:
                 spans.append((token.start(), token.start() + len(value), SECRET))
                 cursor = token.start() + len(value)
     return _apply(text, spans)

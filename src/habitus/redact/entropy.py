@@ -14,13 +14,15 @@ import math
 import re
 from collections.abc import Callable
 
-_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-_HEX = re.compile(r"^[0-9a-fA-F]+$")
-_UUID_SHAPE = re.compile(r"^[0-9A-Za-z]{8}-[0-9A-Za-z]{4}-[0-9A-Za-z]{4}-[0-9A-Za-z]{4}-[0-9A-Za-z]{12}$")
-_VERSION = re.compile(r"^v?\d+(?:[._\-]\d+)*(?:[._\-]?[A-Za-z]{0,8}\d*)?$")
-_WORDY = re.compile(r"[A-Za-z][a-z]{3,}")  # a run that reads like a word: "Response", "token"
+from habitus.redact.lazy import Lazy
+
+_UUID = Lazy(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+_HEX = Lazy(r"^[0-9a-fA-F]+$")
+_UUID_SHAPE = Lazy(r"^[0-9A-Za-z]{8}-[0-9A-Za-z]{4}-[0-9A-Za-z]{4}-[0-9A-Za-z]{4}-[0-9A-Za-z]{12}$")
+_VERSION = Lazy(r"^v?\d+(?:[._\-]\d+)*(?:[._\-]?[A-Za-z]{0,8}\d*)?$")
+_WORDY = Lazy(r"[A-Za-z][a-z]{3,}")  # a run that reads like a word: "Response", "token"
 _VOWELS = frozenset("aeiouyAEIOUY")
-_CLUSTER = re.compile(r"[^aeiouyAEIOUY]{5,}")
+_CLUSTER = Lazy(r"[^aeiouyAEIOUY]{5,}")
 # Letter pairs that no English word contains: random letters hit one every five pairs or so.
 _PAIRS = (
     "bqbzcfcjcvcxdxfkfqfvfxfzgqgvgxhkhvhxhzjbjcjdjfjgjhjkjljmjnjpjqjrjsjtjvjwjxjyjzkqkvkxkzlqlxmqmxmz"
@@ -79,7 +81,7 @@ def pronounceable(run: str) -> bool:
     vowels = sum(1 for c in run if c in _VOWELS)
     if vowels < len(run) * 0.25:
         return False
-    return _CLUSTER.search(run) is None
+    return _CLUSTER.search(run) is None and not unpaired(run)
 
 
 def _wordiness(token: str) -> float:
@@ -104,9 +106,11 @@ def _random_piece(piece: str) -> bool:
     if len(piece) < 8:
         return False
     upper, lower, digit, _ = _classes(piece)
-    return (
-        bool(digit) and upper + lower >= 3 and _switches(piece) / len(piece) >= 0.3 and shannon(piece) >= 2.8
-    )
+    if not digit or upper + lower < 3:
+        return False
+    if _switches(piece) / len(piece) >= 0.3 and shannon(piece) >= 2.8:
+        return True
+    return len(piece) >= 12 and shannon(piece) >= 3.0 and unpaired(piece) >= 2
 
 
 def _built_of_names(token: str) -> bool:

@@ -7,16 +7,16 @@ BEGIN nor its END line was pasted. The walk is line by line, so it stays linear 
 
 from __future__ import annotations
 
-import re
+from habitus.redact.lazy import Lazy
 
 MARKER = "[REDACTED:private_key]"
-_BLOCK = re.compile(
+_BLOCK = Lazy(
     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)"
 )
-_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
+_END = Lazy(r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
 _BASE64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
-_BODY_LINE = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
-_LAST_LINE = re.compile(r"[A-Za-z0-9+/]{2,}={0,2}")
+_BODY_LINE = Lazy(r"[A-Za-z0-9+/]{40,}={0,2}")
+_LAST_LINE = Lazy(r"[A-Za-z0-9+/]{2,}={0,2}")
 # A line of a body: optional indentation or quoting around the base64 (YAML blocks, a JSON array).
 _STRIP = " \t\"',\r"
 
