@@ -116,7 +116,8 @@ def test_codex_notify_of_a_resumed_thread_names_only_this_turns_prompt(on: Path)
 def test_codex_hooks_install_a_session_end_sweep_within_codexs_3_s(tmp_path: Path) -> None:
     snippet = hooks.snippet("codex", ["/bin/habitus"])["hooks"]
     (handler,) = snippet["SessionEnd"][0]["hooks"]
-    assert handler["command"] == "/bin/habitus capture --harness codex" and handler["timeout"] == 3
+    expected = hooks.command_line(["/bin/habitus"], ("capture",), "codex", None)
+    assert handler["command"] == expected and handler["timeout"] == 3
 
 
 def test_codex_session_end_sweeps_the_rollout(on: Path, tmp_path: Path) -> None:
