@@ -4,22 +4,18 @@ and by language: the report docs/quality.md records for the blind sets.
     .venv/bin/python scripts/blind_report.py select tests/fixtures/blind/select/cases.jsonl
     .venv/bin/python scripts/blind_report.py advise tests/fixtures/blind/advise/cases.jsonl \
         --habits tests/fixtures/blind/select/habits.jsonl
-    .venv/bin/python scripts/blind_report.py memory tests/fixtures/blind/memory
 
-select and advise run `habitus eval select|advise` and read back which cases it got wrong; memory
-retains every memory into a fresh state root with `habitus memory retain` and asks `habitus memory
-retrieve QUERY --limit 5` with no other flag, as a person would. A blind set is measured once: run this
-after the method is final, record the figures with n and the date, and never tune on what it shows.
+It runs `habitus eval select|advise` and reads back which cases it got wrong. (Memory needs no
+script: `habitus eval memory` reports per category and language itself.) A blind set is measured once:
+run this after the method is final, record the figures with n and the date, and never tune on it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
-import tempfile
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -82,56 +78,13 @@ def judged(kind: str, cases_path: Path, habits: Path | None) -> dict[str, Any]:
     return report
 
 
-def memory(folder: Path, limit: int = 5) -> dict[str, Any]:
-    memories = _lines(folder / "memories.jsonl")
-    queries = _lines(folder / "queries.jsonl")
-    with tempfile.TemporaryDirectory(prefix="habitus-blind-") as tmp:
-        env = {**os.environ, "HABITUS_HOME": str(Path(tmp) / "state")}
-        ids: dict[str, str] = {}
-        for m in memories:
-            request = {"content": m["content"], "kind": m["kind"], "tags": m.get("tags", [])}
-            ids[_run(["memory", "retain"], env=env, stdin=json.dumps(request).encode())["memory"]["id"]] = m[
-                "id"
-            ]
-        groups: dict[str, dict[str, float]] = defaultdict(
-            lambda: {"queries": 0, "hits": 0, "rr": 0.0, "empty": 0}
-        )
-        for q in queries:
-            items = _run(["memory", "retrieve", q["query"], "--limit", str(limit)], env=env)["items"]
-            ranked = [ids.get(item["id"]) for item in items]
-            rank = next((i for i, mid in enumerate(ranked, 1) if mid in q["expected"]), None)
-            lang = q.get("lang", "en")
-            for key in (
-                "all",
-                f"category:{q['category']}",
-                f"lang:{lang}",
-                "lang:non-en" if lang != "en" else None,
-            ):
-                if key is None:
-                    continue
-                g = groups[key]
-                g["queries"] += 1
-                g["hits"] += rank is not None
-                g["rr"] += 1 / rank if rank else 0.0
-                g["empty"] += not items
-    return {
-        key: {
-            "queries": int(g["queries"]),
-            f"recall@{limit}": _ratio(int(g["hits"]), int(g["queries"])),
-            "mrr": round(g["rr"] / g["queries"], 3),
-            "empty": int(g["empty"]),
-        }
-        for key, g in sorted(groups.items())
-    }
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("part", choices=["select", "advise", "memory"])
-    parser.add_argument("path", type=Path, help="cases JSONL (select, advise) or a folder (memory)")
+    parser.add_argument("part", choices=["select", "advise"])
+    parser.add_argument("path", type=Path, help="the labelled cases (JSONL)")
     parser.add_argument("--habits", type=Path, help="habit catalog (default: habits.jsonl beside the cases)")
     args = parser.parse_args()
-    report = memory(args.path) if args.part == "memory" else judged(args.part, args.path, args.habits)
+    report = judged(args.part, args.path, args.habits)
     json.dump(report, sys.stdout, indent=1)
     print()
 
