@@ -109,4 +109,4 @@ def test_the_real_pi_session(state_root: Path) -> None:
     # Aborted runs are captured too (their prompts are the user's words): one of them, "invalid themes
     # must NEVER explode", is a correction the session had lost; at most 6 candidates in all.
     assert len(result["proposals"]) <= 6
-    assert any("NEVER explode" in b for b in behaviours), behaviours
+    assert any("invalid themes" in b and "explode" in b for b in behaviours), behaviours
