@@ -1,7 +1,8 @@
 """End-to-end tests against the real clients: the `e2e_pending` group runs only when asked for.
 
-`bin/test` (and so CI) leaves out the tests marked `e2e_pending`: they describe what the hook-runtime
-work brings and fail until it is merged. `bin/test-harnesses --pending` (HABITUS_E2E_PENDING=1) runs them.
+`bin/test` (and so CI) leaves out the tests marked `e2e_pending`: they describe what a real client still
+does wrong with habitus, and fail until it is fixed. `bin/test-harnesses --pending`
+(HABITUS_E2E_PENDING=1) runs them.
 """
 
 from __future__ import annotations

@@ -89,10 +89,7 @@ def test_the_turn_runs_and_the_memory_index_reaches_the_model(done: Done) -> Non
 
 @pytest.mark.parametrize(
     "done",
-    [
-        _param(c, gemini="in -p mode the SessionStart context is glued to the prompt; select reads it")
-        for c in CLIENTS
-    ],
+    [_param(c) for c in CLIENTS],
     indirect=True,
 )
 def test_the_approved_habit_reaches_the_model(done: Done) -> None:
@@ -103,11 +100,7 @@ def test_the_approved_habit_reaches_the_model(done: Done) -> None:
 @pytest.mark.parametrize(
     "done",
     [
-        _param(
-            c,
-            codex="Stop-hook captures lose the turn's tool calls",
-            gemini="capture stores the injected <hook_context> as the user's words",
-        )
+        _param(c, gemini="capture still keeps the <hook_context> Gemini glues after the prompt in -p mode")
         for c in CLIENTS
     ],
     indirect=True,
@@ -167,7 +160,6 @@ def test_the_pinned_version_is_what_runs(client: str) -> None:
 # -- what the hook runtime brings (fails until it lands) -------------------------------------------------
 
 
-@pending("the hard deadline in hook mode (runtime branch): today each hook waits ~2 x --wait on a held lock")
 @pytest.mark.parametrize("client", CLIENTS)
 def test_a_held_state_lock_costs_under_a_second(client: str, tmp_path: Path) -> None:
     root = tmp_path / "state"
@@ -183,9 +175,7 @@ def test_a_held_state_lock_costs_under_a_second(client: str, tmp_path: Path) -> 
     assert any(e.get("code") == "state_locked" for e in clients.errors(root)), "errors.jsonl names no lock"
 
 
-@pytest.mark.parametrize(
-    "client", [_param(c, gemini="exit 127 on BeforeAgent is a deny: the prompt is dropped") for c in CLIENTS]
-)
+@pytest.mark.parametrize("client", [_param(c) for c in CLIENTS])
 def test_a_moved_habitus_does_not_drop_the_prompt(client: str, tmp_path: Path) -> None:
     root = tmp_path / "state"
     clients.prepare(root)
