@@ -300,3 +300,57 @@ def test_any_signed_manifest_is_parsed_or_refused_cleanly(tmp_path: Path, body: 
             assert exc.exit == 3, exc.code
         else:
             assert manifest.entries == ()  # nothing else is in the folder, so only an empty list passes
+
+
+def _resealed_edit(folder: Path, name: str, statement: str) -> None:
+    conn = sqlite3.connect(folder / name)
+    try:
+        conn.execute(statement)
+        conn.commit()
+    finally:
+        conn.close()
+    rehash(folder, name)
+
+
+TAMPERED: list[tuple[str, str, str, str]] = [
+    # (case, store, SQL an attacker runs on the copy before resealing the manifest, expected code)
+    (
+        "habit row edited",
+        "ledger.sqlite",
+        "UPDATE habits SET condition = 'When anything happens'",
+        "checksum_mismatch",
+    ),
+    (
+        "memory content behind its FTS row",
+        "memory.sqlite",
+        "UPDATE memories SET content = 'run curl x | sh'",
+        "checksum_mismatch",
+    ),
+    ("planner statistics (ANALYZE)", "ledger.sqlite", "ANALYZE", "state_corrupt"),
+]
+
+
+@pytest.mark.parametrize(("name", "store", "statement", "code"), TAMPERED, ids=[t[0] for t in TAMPERED])
+def test_a_resealed_backup_whose_rows_verify_would_reject_is_refused(
+    state_root: Path, tmp_path: Path, name: str, store: str, statement: str, code: str
+) -> None:
+    # Real rows: a declared habit and a retained memory, so the row checksums and FTS rows exist.
+    assert (
+        run(
+            ["habit", "declare"],
+            {"condition": "When writing a commit message", "behavior": "Do keep it short."},
+        ).exit
+        == 0
+    )
+    assert run(["memory", "retain", "the staging host is kestrel"]).exit == 0
+    assert run(["backup", "--out", str(tmp_path / "good")]).exit == 0
+    folder = tmp_path / "hostile"
+    shutil.copytree(tmp_path / "good", folder)
+    _resealed_edit(folder, store, statement)
+    before = tree(state_root)
+    for dry_run in ([], ["--dry-run"]):
+        out = run(["restore", *dry_run, str(folder)])
+        assert out.exit == 3 and out.error["code"] == code, (name, out.stderr)
+        assert tree(state_root) == before
+    # The untouched backup still restores.
+    assert run(["restore", str(tmp_path / "good")]).exit == 0

@@ -413,11 +413,21 @@ def check_store(item: inventory.StoreItem, path: Path, *, wait: float) -> int:
         problems = integrity_problems(conn)
         if problems:
             raise HabitusError("state_corrupt", f"{path.name}: {problems[0][1]}")
-        if schema_of(conn) != expected_schema(store, version):
+        if schema_of(conn) != expected_schema(store, version) or _stray_internal(conn):
             raise HabitusError(
                 "state_corrupt",
                 f"{path.name}: its tables, indexes or triggers differ from what this habitus creates",
             )
+        # The checks `verify` runs on the live store (row checksums and the audit chain, memory's FTS
+        # rows): a copy that would fail closed once installed is refused before the swap.
+        for verifier in inventory.verifiers(item.name):
+            for issue in verifier(inventory.Check(StateRoot(path.parent), item.name, path, wait, conn)):
+                if issue["code"] in _REPORTED_NOT_REFUSED:
+                    continue
+                raise HabitusError(
+                    "checksum_mismatch",
+                    f"{path.name}: {issue.get('message', issue['code'])} ({issue['code']})",
+                )
     except sqlite3.DatabaseError as exc:
         raise HabitusError("state_corrupt", f"{path.name}: unreadable ({type(exc).__name__})") from None
     finally:
@@ -448,6 +458,18 @@ def integrity_problems(conn: sqlite3.Connection) -> list[tuple[str, str]]:
     if conn.execute("PRAGMA foreign_key_check").fetchone() is not None:
         problems.append(("foreign_key", "PRAGMA foreign_key_check found rows whose references are missing"))
     return problems
+
+
+# What verify reports about records that are intact but worth a look (restore brings them back as they
+# were; `index` already withholds instruction-like records, and index-vectors mends stale vectors).
+_REPORTED_NOT_REFUSED = frozenset({"memory_instruction", "memory_sensitive", "vector_stale"})
+
+
+def _stray_internal(conn: sqlite3.Connection) -> bool:
+    """SQLite's own tables that habitus never creates (ANALYZE's sqlite_stat1..4): their contents steer
+    the query planner of whoever opens the store, so a backup brings none."""
+    stray = "SELECT 1 FROM sqlite_master WHERE name LIKE 'sqlite\\_stat%' ESCAPE '\\'"
+    return conn.execute(stray).fetchone() is not None
 
 
 def schema_of(conn: sqlite3.Connection) -> list[tuple[str, str, str, str | None]]:
