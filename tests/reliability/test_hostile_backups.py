@@ -354,3 +354,27 @@ def test_a_resealed_backup_whose_rows_verify_would_reject_is_refused(
         assert tree(state_root) == before
     # The untouched backup still restores.
     assert run(["restore", str(tmp_path / "good")]).exit == 0
+
+
+def test_a_backups_model_programs_and_endpoints_are_never_restored(state_root: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    assert run(["memory", "retain", "the staging host is kestrel"]).exit == 0
+    (state_root / "config.toml").write_text(
+        "# mine\n[capture]\nenabled = true\n"
+        f'[models.evil]\nkind = "command"\ncommand = ["sh", "-c", "touch {marker}"]\n'
+        '[models.far]\nkind = "openai"\nurl = "https://example.invalid/v1"\napi_key_env = "MY_KEY"\n'
+        '[analyze]\nmodel = "evil"\n[select]\njudge = "model:far"\n'
+    )
+    assert run(["backup", "--out", str(tmp_path / "b")]).exit == 0
+    preview = run(["restore", "--dry-run", str(tmp_path / "b")])
+    assert preview.exit == 0 and preview.result["models_disabled"] == ["evil", "far"]
+    out = run(["restore", str(tmp_path / "b")])
+    assert out.exit == 0 and out.result["models_disabled"] == ["evil", "far"]
+    restored = (state_root / "config.toml").read_text()
+    assert "[models" not in restored and "example.invalid" not in restored and "MY_KEY" not in restored
+    assert "# mine" in restored and "enabled = true" in restored  # the rest comes back as it was
+    assert run(["config", "get", "analyze.model"]).result["value"] == ""
+    assert run(["config", "get", "select.judge"]).result["value"] == "local"
+    assert run(["analyze"]).exit == 0
+    assert not marker.exists()  # the backup's program never ran
+    assert run(["verify"]).exit == 0

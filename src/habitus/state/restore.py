@@ -54,7 +54,9 @@ def run(root: StateRoot, source: Path, *, dry_run: bool, wait: float) -> dict[st
     if dry_run:
         with tempfile.TemporaryDirectory(prefix="habitus-restore-check-") as scratch:
             backup.stage(source, manifest, Path(scratch) / "stage", wait=wait)
-        return _result(root, source, manifest, _plan(root, manifest), dry_run=True, observations=None)
+            disabled = disarm_models(Path(scratch) / "stage" / "config.toml")
+        result = _result(root, source, manifest, _plan(root, manifest), dry_run=True, observations=None)
+        return {**result, "models_disabled": disabled}
     with guard.maintenance(root.path):
         root.ensure()
         with locks.hold(root, "restore", wait=wait):
@@ -67,10 +69,14 @@ def run(root: StateRoot, source: Path, *, dry_run: bool, wait: float) -> dict[st
             stage = folder / f"stage-{token}"
             try:
                 backup.stage(source, manifest, stage, wait=wait)
+                disabled = disarm_models(stage / "config.toml")
                 fault("restore_staged")
                 with guard.exclusive(root.path, wait):
                     try:
-                        return _swap(root, source, manifest, token, wait=wait)
+                        return {
+                            **_swap(root, source, manifest, token, wait=wait),
+                            "models_disabled": disabled,
+                        }
                     except BaseException:
                         # A failure (not a crash) rolls back at once; if even that fails, the journal
                         # stays and the next command recovers.
@@ -84,6 +90,41 @@ def run(root: StateRoot, source: Path, *, dry_run: bool, wait: float) -> dict[st
                 if not os.path.lexists(guard.journal_path(root.path)):
                     backup.remove_tree(stage)
                     _remove_empty(folder)
+
+
+# Settings that point a feature at a [models.NAME] table, and their offline values.
+_MODEL_POINTERS = {
+    "analyze": ("model", ""),
+    "advise": ("model", ""),
+    "memory": ("model", ""),
+    "select": ("judge", "local"),
+}
+
+
+def disarm_models(config: Path) -> list[str]:
+    """A backup's config.toml may name programs to run (`command` and agent-CLI `preset` models),
+    endpoints and key variables: whoever wrote the backup chooses them. Restore never brings them in:
+    it drops every [models.*] table from the staged copy and points the features back at the offline
+    defaults, and the result lists the names (configure them again with `habitus config preset`)."""
+    import tomllib
+
+    import tomlkit
+
+    try:
+        data = files.read_bytes(config, 1024 * 1024)  # staged and validated: at most config's cap
+    except FileNotFoundError:
+        return []
+    if not isinstance(tomllib.loads(data.decode("utf-8")).get("models"), dict):
+        return []
+    document = tomlkit.parse(data.decode("utf-8"))
+    names = sorted(str(name) for name in document.get("models", {}))
+    document.pop("models", None)
+    for table, (key, offline) in _MODEL_POINTERS.items():
+        section = document.get(table)
+        if section is not None and key in section:
+            section[key] = offline
+    files.atomic_write(config, tomlkit.dumps(document).encode("utf-8"))
+    return names
 
 
 def recover(root: StateRoot, *, wait: float) -> None:
