@@ -29,6 +29,16 @@ FRICTION = [
     ("no emoji in commit messages please", "Reworded.", "2026-05-05T12:00:00Z"),
 ]
 
+# What a scripted model proposes from FRICTION: the habit its three corrections support.
+LIBRARY = {
+    "condition": "When handling errors in library code",
+    "behavior": "Do not print them; return them to the caller.",
+    "polarity": -1,
+    "confidence_bp": 8800,
+    "source_refs": [2, 5, 7],
+    "evidence_summary": "Corrected three times over two days.",
+}
+
 
 def turns(rows: list[tuple[str, str, str]], session: str = "s1") -> list[Turn]:
     return [Turn(user=u, assistant=a, user_at=at, session_id=session) for u, a, at in rows]

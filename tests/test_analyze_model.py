@@ -11,19 +11,11 @@ from typing import Any
 
 import pytest
 
-from analyze_helpers import FRICTION, capture, habit_state, query, setting, watermark
+from analyze_helpers import FRICTION, LIBRARY, capture, habit_state, query, setting, watermark
 from conftest import run
 from habitus.learn.queue import MAX_ATTEMPTS
 from model_doubles import INJECTIONS, CommandModel, ModelServer, Reply, Step, configure
 
-LIBRARY = {
-    "condition": "When handling errors in library code",
-    "behavior": "Do not print them; return them to the caller.",
-    "polarity": -1,
-    "confidence_bp": 8800,
-    "source_refs": [2, 5, 7],
-    "evidence_summary": "Corrected three times over two days.",
-}
 GOOD = {
     "schema_version": 1,
     "proposals": [LIBRARY],

@@ -17,21 +17,13 @@ from typing import Any
 
 import pytest
 
-from analyze_helpers import FRICTION, capture
+from analyze_helpers import FRICTION, LIBRARY, capture
 from e2e import clients
 from e2e.fake_model import FakeModel
 from e2e.test_clients import usable
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-LIBRARY = {
-    "condition": "When handling errors in library code",
-    "behavior": "Do not print them; return them to the caller.",
-    "polarity": -1,
-    "confidence_bp": 8800,
-    "source_refs": [2, 5, 7],
-    "evidence_summary": "Corrected three times over two days.",
-}
 GOOD = {"schema_version": 1, "proposals": [LIBRARY], "memory_suggestions": []}
 
 
