@@ -170,16 +170,7 @@ def _command(endpoint: Endpoint, request: Request, deadline: float) -> str:
     out = transport.run(
         endpoint.command, io.dumps(payload), deadline=deadline, cap=endpoint.max_response_bytes
     )
-    fail = _failer(endpoint, request)
-    try:
-        text = out.decode("utf-8")
-    except UnicodeDecodeError:
-        raise fail(
-            "not_json", "the program's answer is not valid UTF-8", answer=out.decode("utf-8", "replace")
-        ) from None
-    if not text.strip():
-        raise fail("empty", "the model program wrote nothing")
-    return text
+    return _answer_text(out, _failer(endpoint, request), "the program", "the model program wrote nothing")
 
 
 def _agent_cli(endpoint: Endpoint, request: Request, deadline: float) -> str:
@@ -212,14 +203,19 @@ def _agent_cli(endpoint: Endpoint, request: Request, deadline: float) -> str:
                 out = b""
     if len(out) > endpoint.max_response_bytes:
         raise fail("too_large", "the answer is larger than max_response_bytes")
+    return _answer_text(out, fail, "the CLI", f"the {endpoint.preset} CLI wrote no answer")
+
+
+def _answer_text(out: bytes, fail: Any, who: str, empty: str) -> str:
+    """A model program's stdout as text: valid UTF-8 and not blank, else the reason it failed."""
     try:
         text = out.decode("utf-8")
     except UnicodeDecodeError:
         raise fail(
-            "not_json", "the CLI's answer is not valid UTF-8", answer=out.decode("utf-8", "replace")
+            "not_json", f"{who}'s answer is not valid UTF-8", answer=out.decode("utf-8", "replace")
         ) from None
     if not text.strip():
-        raise fail("empty", f"the {endpoint.preset} CLI wrote no answer")
+        raise fail("empty", empty)
     return text
 
 
