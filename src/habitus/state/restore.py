@@ -311,14 +311,11 @@ def _finish(root: StateRoot, token: str) -> None:
 
 def running(root: StateRoot) -> bool:
     """Whether a restore holds this root's restore lock now (its staging folder is live, not left over)."""
-    import fasteners
-
-    path = root.path / "locks" / "restore.lock"
+    path = _restore_lock_path(root)
     if not os.path.lexists(path):
         return False
-    files.refuse_unsafe(path)
-    lock = fasteners.InterProcessLock(str(path))
-    if not lock.acquire(blocking=False):
+    lock = _take_if_free(path)
+    if lock is None:
         return True
     lock.release()
     return False
@@ -327,25 +324,33 @@ def running(root: StateRoot) -> bool:
 def sweep(root: StateRoot) -> None:
     """Remove what a killed restore left without a journal (its staging copies), unless a restore is
     running. Called by the first command that takes the state lock and sees `.restore/`."""
-    import fasteners
-
-    folder = root.path / guard.RESTORE_DIR
-    if os.path.lexists(guard.journal_path(root.path)):
-        return  # recovery's job, not ours
-    locks_dir = root.path / "locks"
-    if not locks_dir.is_dir():
+    path = _restore_lock_path(root)
+    if not path.parent.is_dir():
         return
-    path = locks_dir / "restore.lock"
     files.create_private(path)
-    lock = fasteners.InterProcessLock(str(path))
-    if not lock.acquire(blocking=False):
+    lock = _take_if_free(path)
+    if lock is None:
         return  # a restore is staging right now
     try:
-        if not os.path.lexists(guard.journal_path(root.path)):
+        if not os.path.lexists(guard.journal_path(root.path)):  # a journal is recovery's job, not ours
+            folder = root.path / guard.RESTORE_DIR
             _remove_leftovers(folder)
             _remove_empty(folder)
     finally:
         lock.release()
+
+
+def _restore_lock_path(root: StateRoot) -> Path:
+    return root.path / "locks" / "restore.lock"  # the file locks.hold(root, "restore") takes
+
+
+def _take_if_free(path: Path) -> Any:
+    """The restore lock, taken without waiting, or None when a restore holds it."""
+    import fasteners
+
+    files.refuse_unsafe(path)
+    lock = fasteners.InterProcessLock(str(path))
+    return lock if lock.acquire(blocking=False) else None
 
 
 def _remove_leftovers(folder: Path) -> None:
