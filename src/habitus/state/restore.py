@@ -110,13 +110,14 @@ def disarm_models(config: Path) -> list[str]:
 
     import tomlkit
 
+    cap = next(i.max_bytes for i in inventory.FILES if i.name == config.name)
     try:
-        data = files.read_bytes(config, 1024 * 1024)  # staged and validated: at most config's cap
+        text = files.read_bytes(config, cap).decode("utf-8")  # staged and validated already
     except FileNotFoundError:
         return []
-    if not isinstance(tomllib.loads(data.decode("utf-8")).get("models"), dict):
+    if not isinstance(tomllib.loads(text).get("models"), dict):
         return []
-    document = tomlkit.parse(data.decode("utf-8"))
+    document = tomlkit.parse(text)
     names = sorted(str(name) for name in document.get("models", {}))
     document.pop("models", None)
     for table, (key, offline) in _MODEL_POINTERS.items():
