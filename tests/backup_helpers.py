@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from habitus import io
+from habitus import codec
 from habitus.state import files, inventory, ledger
 from habitus.state.root import StateRoot
 
@@ -108,7 +108,7 @@ def save_manifest(folder: Path, body: dict[str, Any], *, sign: bool = True) -> N
     """Rewrite a backup's manifest, with a checksum that matches (unless sign=False)."""
     body = {k: v for k, v in body.items() if k != "checksum"}
     if sign:
-        body["checksum"] = io.checksum(body)
+        body["checksum"] = codec.checksum(body)
     path = folder / "manifest.json"
     path.unlink()
     path.write_bytes(orjson.dumps(body))

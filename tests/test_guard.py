@@ -11,7 +11,7 @@ import pytest
 
 from backup_helpers import make_state, snapshot, tree
 from conftest import run, run_process
-from habitus import io
+from habitus import codec
 from habitus.errors import HabitusError
 from habitus.state import guard
 
@@ -76,7 +76,7 @@ def test_shared_holders_block_the_exclusive_lock_until_they_exit(state_root: Pat
 def write_journal(root: Path, body: dict[str, object], *, sign: bool = True) -> None:
     (root / ".restore").mkdir(mode=0o700, exist_ok=True)
     if sign:
-        body = {**body, "checksum": io.checksum(body)}
+        body = {**body, "checksum": codec.checksum(body)}
     path = guard.journal_path(root)
     path.write_bytes(orjson.dumps(body))
     path.chmod(0o600)

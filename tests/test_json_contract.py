@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from conftest import run
-from habitus import io
+from habitus import codec, io
 from habitus.errors import CODES, HabitusError
 
 
@@ -70,7 +70,9 @@ def test_bad_stdin_exits_2_and_writes_nothing(state_root: Path, stdin: bytes, co
 
 
 def test_oversized_request_is_refused_without_reading_it_all(state_root: Path) -> None:
-    big = b'{"key": "capture.enabled", "pad": "' + b"x" * (io.MAX_REQUEST_BYTES + 10) + b'", "value": true}'
+    big = (
+        b'{"key": "capture.enabled", "pad": "' + b"x" * (codec.MAX_REQUEST_BYTES + 10) + b'", "value": true}'
+    )
     out = run(["config", "set"], stdin=big)
     assert out.exit == 2
     assert out.error["code"] == "request_too_large"
@@ -123,6 +125,6 @@ def test_every_code_has_a_documented_exit() -> None:
 
 
 def test_canonical_is_sorted_and_compact() -> None:
-    assert io.canonical({"b": 1, "a": {"d": 2, "c": [3]}}) == b'{"a":{"c":[3],"d":2},"b":1}'
-    assert io.checksum({"a": 1}) == io.checksum({"a": 1})
-    assert len(io.checksum({"a": 1})) == 64
+    assert codec.canonical({"b": 1, "a": {"d": 2, "c": [3]}}) == b'{"a":{"c":[3],"d":2},"b":1}'
+    assert codec.checksum({"a": 1}) == codec.checksum({"a": 1})
+    assert len(codec.checksum({"a": 1})) == 64

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 import memory_helpers
 from conftest import BIN, run
-from habitus import io
+from habitus import codec
 from habitus.memory import records
 from habitus.redact import looks_sensitive
 from memory_helpers import connect, full_record, mem, retain, seq_of
@@ -140,7 +140,7 @@ def test_export_and_import_round_trip_between_stores(state_root: Path, tmp_path:
     assert len(lines) == 4
     parsed = [orjson.loads(line) for line in lines]
     assert [p["id"] for p in parsed] == sorted(p["id"] for p in parsed)
-    assert all(line == io.canonical(p) for line, p in zip(lines, parsed, strict=True))
+    assert all(line == codec.canonical(p) for line, p in zip(lines, parsed, strict=True))
     assert any(p["removed_at"] for p in parsed) and any(p["expires_at"] for p in parsed)
     other = tmp_path / "other-root"
     imported = run(["memory", "import", "--root", str(other)], stdin=exported.stdout)
@@ -164,11 +164,11 @@ def test_import_of_an_existing_id_is_refused_whole(state_root: Path) -> None:
     existing = mem("export").stdout.splitlines()[0]
     fresh = orjson.loads(existing)
     fresh["id"] = "0b6f1c7e-4a6b-4c1d-8e2f-0123456789ab"
-    out = mem("import", stdin=io.canonical(fresh) + b"\n" + existing + b"\n")
+    out = mem("import", stdin=codec.canonical(fresh) + b"\n" + existing + b"\n")
     assert out.exit == 1 and out.error["code"] == "already_exists"
     assert out.error["id"] in made.values()
     assert mem("recall", fresh["id"]).result["memory"] is None
-    twice = mem("import", stdin=io.canonical(fresh) + b"\n" + io.canonical(fresh) + b"\n")
+    twice = mem("import", stdin=codec.canonical(fresh) + b"\n" + codec.canonical(fresh) + b"\n")
     assert twice.exit == 2 and "line 2" in twice.error["message"]
 
 
@@ -258,7 +258,7 @@ def test_export_import_round_trip_property(batch: list[dict[str, Any]]) -> None:
         lines = b"".join(orjson.dumps(r) + b"\n" for r in batch)
         assert run(["memory", "import", "--root", str(first)], stdin=lines).exit == 0
         exported = run(["memory", "export", "--root", str(first)]).stdout
-        expected = b"".join(io.canonical(r) + b"\n" for r in sorted(batch, key=lambda r: r["id"]))
+        expected = b"".join(codec.canonical(r) + b"\n" for r in sorted(batch, key=lambda r: r["id"]))
         assert exported == expected
         assert run(["memory", "import", "--root", str(second)], stdin=exported).exit == 0
         assert run(["memory", "export", "--root", str(second)]).stdout == exported

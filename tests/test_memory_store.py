@@ -306,9 +306,9 @@ def test_bad_stdin_is_refused(state_root: Path, stdin: bytes, code: str) -> None
 
 
 def test_oversized_request_is_refused(state_root: Path) -> None:
-    from habitus import io
+    from habitus import codec
 
-    out = mem("retain", stdin=b'{"content": "' + b"x" * (io.MAX_REQUEST_BYTES + 1) + b'"}')
+    out = mem("retain", stdin=b'{"content": "' + b"x" * (codec.MAX_REQUEST_BYTES + 1) + b'"}')
     assert out.exit == 2 and out.error["code"] == "request_too_large"
     assert not state_root.exists()
 

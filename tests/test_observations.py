@@ -160,9 +160,9 @@ def test_a_manifest_from_a_newer_habitus_is_left_alone(root: StateRoot) -> None:
     body = orjson.loads(tail.read_bytes())
     body["schema_version"] = 2
     body.pop("checksum")
-    from habitus import io
+    from habitus import codec
 
-    body["checksum"] = io.checksum(body)
+    body["checksum"] = codec.checksum(body)
     tail.write_bytes(orjson.dumps(body))
     before = {p.name: p.read_bytes() for p in folder(root).iterdir() if p.is_file()}
     with pytest.raises(HabitusError) as info:

@@ -21,6 +21,7 @@ import atheris  # noqa: E402
 
 with atheris.instrument_imports(include=["habitus"]):
     import habitus.cli
+    import habitus.codec
     import habitus.commands.advise
     import habitus.commands.capture
     import habitus.commands.config

@@ -286,14 +286,14 @@ manifest_like = st.fixed_dictionaries(
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(body=manifest_like)
 def test_any_signed_manifest_is_parsed_or_refused_cleanly(tmp_path: Path, body: dict) -> None:
-    from habitus import io
+    from habitus import codec
     from habitus.errors import HabitusError
     from habitus.state import backup
 
     with tempfile.TemporaryDirectory(dir=tmp_path) as scratch:
         folder = Path(scratch)
-        body = {**body, "checksum": io.checksum(body)}
-        (folder / "manifest.json").write_bytes(io.dumps(body))
+        body = {**body, "checksum": codec.checksum(body)}
+        (folder / "manifest.json").write_bytes(codec.dumps(body))
         try:
             manifest = backup.read_manifest(folder)
         except HabitusError as exc:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from habitus import io
+from habitus import codec
 from habitus.errors import HabitusError
 
 ROLES = ("user", "assistant", "tool")
@@ -31,7 +31,7 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     out = []
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
-            value = io.parse_object(line.encode("utf-8"), what=f"{path} line {number}")
+            value = codec.parse_object(line.encode("utf-8"), what=f"{path} line {number}")
             out.append(value)
     return out
 

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from habitus import io
+from habitus import codec
 from habitus.errors import HabitusError
 from habitus.state import files, locks
 from habitus.state.root import StateRoot
@@ -64,7 +64,7 @@ def parse(data: bytes, where: str) -> list[dict[str, str]]:
     if len(data) > MAX_BYTES:
         raise _bad(where, f"larger than {MAX_BYTES} bytes")
     try:
-        value = io.loads(data)
+        value = codec.loads(data)
     except ValueError:
         raise _bad(where, "not valid JSON") from None
     if (

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from habitus import io
+from habitus import codec
 from habitus.errors import HabitusError
 from habitus.harness.events import HookEvent
 from habitus.harness.transcripts import DEFAULT_MAX_BYTES, Turn, turns_from_pi_messages
@@ -435,7 +435,7 @@ def _remember_prompt(root: StateRoot, event: HookEvent) -> None:
     folder = files.ensure_dir(root.ensure_sub("observations") / "pending")
     turn_id = redact(event.turn_id)[0] if event.turn_id else event.turn_id
     body = {"prompt": prompt, "turn_id": turn_id, "at": clean_stamp(event.timestamp) or utc_now()}
-    files.atomic_write(_pending_path(root, event), io.canonical(body))
+    files.atomic_write(_pending_path(root, event), codec.canonical(body))
     entries = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime)
     for stale in entries[:-MAX_PENDING]:
         try:
@@ -459,7 +459,7 @@ def _take_prompt(root: StateRoot, event: HookEvent) -> dict[str, Any] | None:
     except FileNotFoundError:
         pass
     try:
-        body = io.loads(data)
+        body = codec.loads(data)
     except Exception:
         return None
     return body if isinstance(body, dict) and isinstance(body.get("prompt"), str) else None

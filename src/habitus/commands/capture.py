@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from habitus import io
+from habitus import codec, io
 from habitus.errors import HabitusError, bad_request
 from habitus.options import (
     harness_option,
@@ -112,7 +112,7 @@ def _hook(
     from habitus.harness.events import parse_event
 
     if notify_json is not None:
-        requests = iter([io.parse_object(notify_json.encode("utf-8"), what="EVENT_JSON")])
+        requests = iter([codec.parse_object(notify_json.encode("utf-8"), what="EVENT_JSON")])
     else:
         requests = io.read_requests(nl)
     for request in requests:

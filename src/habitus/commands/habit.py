@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from habitus import io
+from habitus import codec, io
 from habitus.errors import HabitusError, bad_request
 from habitus.options import output_options, state_options
 from habitus.state.root import StateRoot
@@ -202,7 +202,7 @@ def show_command(ref: str | None, root: StateRoot, wait: float, pretty: bool) ->
         ]
         body["audit"] = [
             {
-                k: (io.loads(a[k]) if k == "data" else a[k])
+                k: (codec.loads(a[k]) if k == "data" else a[k])
                 for k in ("action", "actor", "before", "after", "data", "created_at")
             }
             for a in store.audit_of(ledger.conn, habit_id)

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from habitus import io
+from habitus import codec, io
 from habitus.commands.memory_common import (
     STORE_CHOICE,
     each_by_id,
@@ -146,7 +146,9 @@ def retain_command(
     if expires_at is not None:
         options["expires_at"] = None if expires_at.lower() == "none" else expires_at
     if metadata is not None:
-        options["metadata"] = io.parse_object(metadata.encode("utf-8", "surrogateescape"), what="--metadata")
+        options["metadata"] = codec.parse_object(
+            metadata.encode("utf-8", "surrogateescape"), what="--metadata"
+        )
     for request in requests(content, nl):
         merged = {**request, **options}
         fallback = merged.get("scope") if merged.get("scope") in ("global", "project") else None

@@ -26,7 +26,7 @@ import hashlib
 import unicodedata
 from typing import TYPE_CHECKING
 
-from habitus import io
+from habitus import codec
 from habitus.errors import HabitusError
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def embedding_input(text: str) -> str:
 
 def input_checksum(text: str) -> str:
     """SHA-256 identifying what a stored vector was computed from (input version + normalised text)."""
-    return io.checksum({"embed_input": INPUT_VERSION, "text": embedding_input(text)})
+    return codec.checksum({"embed_input": INPUT_VERSION, "text": embedding_input(text)})
 
 
 def vector_checksum(blob: bytes) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from habitus import io
+from habitus import codec
 from habitus.errors import HabitusError
 from habitus.state import files, locks
 from habitus.state.db import utc_now
@@ -94,7 +94,7 @@ class ModelSpec:
         }
         if self.engine != "onnx":
             body["engine"] = self.engine  # e5: "query: " prefix on every text, the engine's pooling
-        return io.checksum(body)
+        return codec.checksum(body)
 
     @property
     def model_id(self) -> str:
@@ -212,9 +212,9 @@ def _read_manifest(folder: Path, name: str) -> ModelSpec:
     except FileNotFoundError:
         raise HabitusError("model_unavailable", f"{path}: missing (an interrupted add?)") from None
     try:
-        data = io.loads(raw)
+        data = codec.loads(raw)
         body = {k: v for k, v in data.items() if k != "checksum"}
-        if data.get("checksum") != io.checksum(body):
+        if data.get("checksum") != codec.checksum(body):
             raise HabitusError("checksum_mismatch", f"{path}: does not match its checksum")
         entries = data["files"]
         specs = tuple(
@@ -328,8 +328,8 @@ def add(root: StateRoot, source: Path, name: str, *, max_tokens: int, wait: floa
             from habitus.embed import engine
 
             body["dims"] = engine.probe_dims(staging / onnx.name, staging / "tokenizer.json", max_tokens)
-            manifest = {**body, "checksum": io.checksum(body)}
-            files.atomic_write(staging / MANIFEST, io.canonical(manifest))
+            manifest = {**body, "checksum": codec.checksum(body)}
+            files.atomic_write(staging / MANIFEST, codec.canonical(manifest))
             os.chmod(staging, files.DIR_MODE)
             os.rename(staging, target)
             files.fsync_dir(models)

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from habitus import io
+from habitus import codec
 from habitus.embed.registry import FileSpec
 from habitus.errors import HabitusError
 from habitus.state import files
@@ -42,9 +42,9 @@ def _stamp_path(root: StateRoot) -> Path:
 
 def _read_stamp(root: StateRoot) -> dict[str, Any]:
     try:
-        data = io.loads(files.read_bytes(_stamp_path(root), MAX_STAMP_BYTES))
+        data = codec.loads(files.read_bytes(_stamp_path(root), MAX_STAMP_BYTES))
         entries = data["entries"]
-        if data.get("checksum") != io.checksum(entries) or not isinstance(entries, dict):
+        if data.get("checksum") != codec.checksum(entries) or not isinstance(entries, dict):
             return {}
         return entries
     except (OSError, HabitusError, ValueError, KeyError, TypeError):
@@ -56,8 +56,8 @@ def _write_stamp(root: StateRoot, entries: dict[str, Any]) -> None:
         return  # never create a state root just to cache a hash
     try:
         root.ensure_sub("models")
-        body = {"v": 1, "entries": entries, "checksum": io.checksum(entries)}
-        files.atomic_write(_stamp_path(root), io.canonical(body))
+        body = {"v": 1, "entries": entries, "checksum": codec.checksum(entries)}
+        files.atomic_write(_stamp_path(root), codec.canonical(body))
     except (OSError, HabitusError):
         pass  # a cache that cannot be written only costs a re-hash next time
 

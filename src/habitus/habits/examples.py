@@ -18,7 +18,7 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from habitus import io
+from habitus import codec
 from habitus.errors import HabitusError, bad_request
 from habitus.habits import rows
 from habitus.state.db import utc_now
@@ -80,7 +80,9 @@ def add(conn: sqlite3.Connection, habit_id: str, text: str, source: str, actor: 
             "created_at": utc_now(),
         },
     )
-    rows.audit(conn, habit_id, "example_added", actor, example=next_id, source=source, text=io.checksum(text))
+    rows.audit(
+        conn, habit_id, "example_added", actor, example=next_id, source=source, text=codec.checksum(text)
+    )
     return row
 
 
@@ -97,7 +99,7 @@ def remove(conn: sqlite3.Connection, habit_id: str, example_id: int, actor: str)
         actor,
         example=example_id,
         source=found[0]["source"],
-        text=io.checksum(found[0]["text"]),
+        text=codec.checksum(found[0]["text"]),
     )
     return found[0]
 

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from habitus import io
+from habitus import codec
 from habitus.errors import HabitusError
 from habitus.state import files
 from habitus.state.root import StateRoot
@@ -126,7 +126,7 @@ class Law:
 
 
 def fingerprint_of(data: bytes | None) -> str:
-    return io.checksum(
+    return codec.checksum(
         {"rules": RULES_VERSION, "law_md": None if data is None else hashlib.sha256(data).hexdigest()}
     )
 

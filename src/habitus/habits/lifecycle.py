@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from habitus import io
+from habitus import codec
 from habitus.errors import HabitusError, bad_request
 from habitus.habits import examples, rows, similar, vectors
 from habitus.habits import law as lawmod
@@ -66,7 +66,7 @@ def public(habit: dict[str, Any], law: lawmod.Law | None = None) -> dict[str, An
         "confidence_bp": habit["confidence_bp"],
         "checksum": habit["wording"],
         "approved": is_approved(habit),
-        "law_findings": io.loads(habit["law_findings"]),
+        "law_findings": codec.loads(habit["law_findings"]),
         "reason": habit["reason"],
         "created_at": habit["created_at"],
         "updated_at": habit["updated_at"],
@@ -408,7 +408,7 @@ def _law_fields(law: lawmod.Law, findings: list[dict[str, Any]]) -> dict[str, An
         "status": "suppressed_by_law" if findings else "candidate",
         "reason": "law:candidate" if findings else None,
         "law": law.fingerprint,
-        "law_findings": io.canonical(findings).decode(),
+        "law_findings": codec.canonical(findings).decode(),
     }
 
 
@@ -542,7 +542,7 @@ def recheck(
             findings = lawmod.check_law(habit["condition"], habit["behavior"], law)
             changes: dict[str, Any] = {
                 "law": law.fingerprint,
-                "law_findings": io.canonical(findings).decode(),
+                "law_findings": codec.canonical(findings).decode(),
             }
             if findings and habit["status"] != "suppressed_by_law":
                 changes.update(status="suppressed_by_law", reason=f"law:{habit['status']}")

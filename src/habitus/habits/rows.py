@@ -1,6 +1,6 @@
 """Checksummed rows of the habit tables: sealing on write, verification on read, and the audit chain.
 
-A row's checksum is `habitus.io.checksum({"table": TABLE, **fields})` over the named fields below
+A row's checksum is `habitus.codec.checksum({"table": TABLE, **fields})` over the named fields below
 (everything but the checksum itself and, for evidence and audit rows, the integer rowid). Naming the
 fields keeps old checksums valid when a later migration adds a column. Any mismatch on read raises
 `checksum_mismatch` (exit 3): a tampered or damaged row is never used.
@@ -15,7 +15,7 @@ import secrets
 import sqlite3
 from typing import Any
 
-from habitus import io
+from habitus import codec
 from habitus.errors import HabitusError
 from habitus.state.db import utc_now
 
@@ -115,7 +115,7 @@ def _value(name: str, value: Any) -> Any:
 
 def seal(table: str, values: dict[str, Any]) -> str:
     body = {name: _value(name, values.get(name)) for name in FIELDS[table]}
-    return io.checksum({"table": table, **body})
+    return codec.checksum({"table": table, **body})
 
 
 def verify(table: str, row: sqlite3.Row | dict[str, Any]) -> dict[str, Any]:
@@ -213,7 +213,7 @@ def audit(
             "actor": actor,
             "before": before,
             "after": after,
-            "data": io.canonical(data).decode(),
+            "data": codec.canonical(data).decode(),
             "prev": last[0] if last else "",
             "created_at": utc_now(),
         },

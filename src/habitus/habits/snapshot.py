@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 import time
 
-from habitus import io
+from habitus import codec
 from habitus.errors import HabitusError
 from habitus.habits import rows
 
@@ -26,7 +26,7 @@ def write(conn: sqlite3.Connection, kind: str, items: list[tuple[str, str]]) -> 
     now = _now_ms()
     values = {
         "kind": kind,
-        "items": io.canonical([list(item) for item in items]).decode(),
+        "items": codec.canonical([list(item) for item in items]).decode(),
         "created_ms": now,
         "expires_ms": now + TTL_SECONDS * 1000,
     }
@@ -47,7 +47,7 @@ def resolve(conn: sqlite3.Connection, kind: str, number: int) -> tuple[str, str]
         raise HabitusError(
             "stale", "the numbered list expired (15 minutes)", hint=f"run `habitus {command}` again"
         )
-    items = io.loads(values["items"])
+    items = codec.loads(values["items"])
     if not 1 <= number <= len(items):
         raise HabitusError(
             "stale", f"the last list has no item {number}", hint=f"run `habitus {command}` again"

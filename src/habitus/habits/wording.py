@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from habitus import io
+from habitus import codec
 from habitus.errors import HabitusError, bad_request
 
 MAX_CHARS = 1000
@@ -147,6 +147,6 @@ def normalize(text: str) -> str:
 
 
 def wording_checksum(condition: str, behavior: str, polarity: int) -> str:
-    return io.checksum(
+    return codec.checksum(
         {"condition": normalize(condition), "behavior": normalize(behavior), "polarity": polarity}
     )

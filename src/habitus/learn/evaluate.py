@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from habitus import io
+from habitus import codec
 from habitus.errors import HabitusError, bad_request
 from habitus.state import files
 from habitus.state.root import StateRoot
@@ -66,7 +66,7 @@ def _ratio(part: int, whole: int) -> int | None:
 
 def load_labels(path: Path) -> dict[str, Any]:
     try:
-        data = io.loads(files.read_bytes(path, MAX_LABELS_BYTES))
+        data = codec.loads(files.read_bytes(path, MAX_LABELS_BYTES))
     except FileNotFoundError:
         raise HabitusError("not_found", f"{path}: no such labels file") from None
     except ValueError:
@@ -120,7 +120,7 @@ def _turns(path: Path) -> list[Any]:
         if not line.strip():
             continue
         try:
-            row = io.loads(line)
+            row = codec.loads(line)
         except ValueError:
             raise HabitusError("bad_json", f"{path}:{number}: not valid JSON") from None
         if not isinstance(row, dict) or not isinstance(row.get("user"), str):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from habitus import io
+from habitus import codec
 from habitus.errors import HabitusError
 from habitus.habits.lifecycle import Evidence, Proposal, check_proposal
 from habitus.learn.local import Analysis, Found, Known, observation
@@ -126,7 +126,7 @@ def analyze(
             f"models.{name}: {message}",
             model=name,
             purpose="analyze",
-            answer=io.canonical(answer).decode("utf-8"),
+            answer=codec.canonical(answer).decode("utf-8"),
             path=path,
             keyword=keyword,
         )

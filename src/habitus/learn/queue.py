@@ -22,7 +22,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from habitus import io
+from habitus import codec
 from habitus.habits import rows
 from habitus.state.db import utc_now
 from habitus.state.root import StateRoot
@@ -141,7 +141,7 @@ def quarantine(
             "seq_end": seq_end,
             "model": model[:64],
             "reason": reason[:64],
-            "detail": io.canonical(detail).decode()[:2000],
+            "detail": codec.canonical(detail).decode()[:2000],
             "answer": text[:24_000],
             "created_at": utc_now(),
         },
@@ -165,7 +165,7 @@ def _redacted_answer(answer: str) -> str:
     from habitus.redact import looks_sensitive, redact, redact_obj
 
     try:
-        text = io.dumps(redact_obj(io.loads(answer))[0]).decode()
+        text = codec.dumps(redact_obj(codec.loads(answer))[0]).decode()
     except (ValueError, TypeError):  # not JSON, or nested deeper than it can be written back
         text = answer.replace('\\"', '"').replace("\\n", "\n").replace("\\/", "/").replace("\\\\", "\\")
     text, _ = redact(text)
@@ -193,7 +193,7 @@ def last_run(conn: sqlite3.Connection) -> dict[str, Any] | None:
         "batches": values["batches"],
         "records": values["records"],
         "proposals": values["proposals"],
-        **io.loads(values["data"]),
+        **codec.loads(values["data"]),
     }
 
 

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from habitus import io
+from habitus import codec
 from habitus.errors import HabitusError
 from habitus.learn import queue
 from habitus.state import config as configuration
@@ -497,7 +497,7 @@ def _record_run(
                     "batches": len(outcome.batches),
                     "records": outcome.records,
                     "proposals": len(outcome.proposals),
-                    "data": io.canonical(data).decode(),
+                    "data": codec.canonical(data).decode(),
                 },
             )
     except HabitusError:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from habitus import io
+from habitus import codec
 
 MAX_RESULT_BYTES = 51_200
 PREVIEW_CHARS = 240
@@ -25,7 +25,7 @@ def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
 
 
 def _size(obj: Any) -> int:
-    return len(io.dumps(obj)) + 8  # room for "v":1 and the newline
+    return len(codec.dumps(obj)) + 8  # room for "v":1 and the newline
 
 
 def bound(result: dict[str, Any], *, limit: int = MAX_RESULT_BYTES) -> dict[str, Any]:

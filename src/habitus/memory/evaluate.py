@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from habitus import io
+from habitus import codec
 from habitus.errors import HabitusError
 
 DEPTH = 20  # how deep the reciprocal rank looks
@@ -74,7 +74,7 @@ def _lines(path: Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
             if number > MAX_LINES:
                 raise HabitusError("bad_request", f"{path}: more than {MAX_LINES} lines")
             if line.strip():
-                yield number, io.parse_object(line, what=f"{path} line {number}")
+                yield number, codec.parse_object(line, what=f"{path} line {number}")
 
 
 def _text(obj: dict[str, Any], key: str, where: str) -> str:

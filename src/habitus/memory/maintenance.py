@@ -33,7 +33,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from habitus import io
+from habitus import codec
 from habitus.errors import HabitusError
 from habitus.memory import core, records, vectors
 from habitus.memory.search import index_text
@@ -208,7 +208,7 @@ def rebuild_fts(store: MemoryStore) -> dict[str, Any]:
         for row in conn.execute("SELECT seq, tags FROM memories ORDER BY seq").fetchall():
             seq = int(row["seq"])
             try:
-                tag_list = io.loads(row["tags"])
+                tag_list = codec.loads(row["tags"])
             except Exception:
                 tag_list = []
             if isinstance(tag_list, list):
@@ -227,7 +227,7 @@ def export_lines(store: MemoryStore) -> Iterator[bytes]:
     if conn is None:
         return
     for row in conn.execute(f"SELECT {records.COLUMNS} FROM memories ORDER BY id"):
-        yield io.canonical(records.from_row(row)) + b"\n"
+        yield codec.canonical(records.from_row(row)) + b"\n"
 
 
 def export_to(store: MemoryStore, out: Path) -> int:
@@ -265,16 +265,16 @@ def read_lines(stream: IO[bytes], what: str) -> Iterator[tuple[int, dict[str, An
     """(line number, object) for each non-blank JSON line of stream, each capped like a request."""
     number = 0
     while True:
-        line = stream.readline(io.MAX_REQUEST_BYTES + 1)
+        line = stream.readline(codec.MAX_REQUEST_BYTES + 1)
         if not line:
             return
         number += 1
-        if len(line) > io.MAX_REQUEST_BYTES and not line.endswith(b"\n"):
+        if len(line) > codec.MAX_REQUEST_BYTES and not line.endswith(b"\n"):
             raise HabitusError(
-                "request_too_large", f"{what} line {number}: longer than {io.MAX_REQUEST_BYTES} bytes"
+                "request_too_large", f"{what} line {number}: longer than {codec.MAX_REQUEST_BYTES} bytes"
             )
         if line.strip():
-            yield number, io.parse_object(line, what=f"{what} line {number}")
+            yield number, codec.parse_object(line, what=f"{what} line {number}")
 
 
 def import_records(store: MemoryStore, lines: Iterable[tuple[int, dict[str, Any]]]) -> dict[str, Any]:

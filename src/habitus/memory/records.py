@@ -29,7 +29,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from habitus import io
+from habitus import codec
 from habitus.errors import HabitusError, bad_request
 from habitus.state.memory_store import KINDS, RELEVANCES, SCOPES
 
@@ -273,13 +273,13 @@ def check_metadata(
         return {}
     if not isinstance(value, dict):
         raise bad_request(field, "expected a JSON object")
-    if len(io.canonical(value)) > MAX_METADATA_BYTES:
+    if len(codec.canonical(value)) > MAX_METADATA_BYTES:
         raise bad_request(field, f"expected at most {MAX_METADATA_BYTES} bytes of canonical JSON")
     if _depth(value) > MAX_METADATA_DEPTH:
         raise bad_request(field, f"expected at most {MAX_METADATA_DEPTH} levels of nesting")
     if redact:
         value = redact_metadata(value, field)
-        if len(io.canonical(value)) > MAX_METADATA_BYTES:
+        if len(codec.canonical(value)) > MAX_METADATA_BYTES:
             raise bad_request(field, f"expected at most {MAX_METADATA_BYTES} bytes of canonical JSON")
     source = value.get("source")
     if "source" in value and (not isinstance(source, str) or not source or len(source) > MAX_SOURCE_CHARS):
@@ -431,16 +431,16 @@ ROW_COLUMNS = ", ".join(ROW_FIELDS)
 
 def from_row(row: Mapping[str, Any]) -> dict[str, Any]:
     record = {field: row[field] for field in FIELDS}
-    record["tags"] = io.loads(row["tags"])
-    record["metadata"] = io.loads(row["metadata"])
+    record["tags"] = codec.loads(row["tags"])
+    record["metadata"] = codec.loads(row["metadata"])
     return record
 
 
 def to_row(record: Mapping[str, Any]) -> tuple[Any, ...]:
     """Values for ROW_FIELDS."""
     values = dict(record)
-    values["tags"] = io.canonical(record["tags"]).decode()
-    values["metadata"] = io.canonical(record["metadata"]).decode()
+    values["tags"] = codec.canonical(record["tags"]).decode()
+    values["metadata"] = codec.canonical(record["metadata"]).decode()
     values["source"] = record["metadata"].get("source")
     return tuple(values[field] for field in ROW_FIELDS)
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from habitus import io
+from habitus import codec
 from habitus.errors import HabitusError
 from habitus.state import files, locks
 from habitus.state.db import utc_now
@@ -106,7 +106,7 @@ def _load(root: StateRoot) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     try:
-        table = io.loads(data)
+        table = codec.loads(data)
     except Exception:
         raise HabitusError("state_corrupt", f"{path}: not a JSON object of trusted stores") from None
     stores = table.get("stores") if isinstance(table, dict) else None
@@ -138,7 +138,7 @@ def record(root: StateRoot, path: Path, *, how: str, wait: float = 5.0) -> dict[
         if len(stores) > MAX_STORES:  # forget the oldest records first
             for stale in sorted(stores, key=lambda k: str(stores[k].get("at")))[: len(stores) - MAX_STORES]:
                 del stores[stale]
-        files.atomic_write(root.path / FILE, io.canonical({"v": 1, "stores": stores}))
+        files.atomic_write(root.path / FILE, codec.canonical({"v": 1, "stores": stores}))
     return entry
 
 
@@ -150,7 +150,7 @@ def revoke(root: StateRoot, path: Path, *, wait: float = 5.0) -> bool:
         stores = _load(root)
         if stores.pop(key(path), None) is None:
             return False
-        files.atomic_write(root.path / FILE, io.canonical({"v": 1, "stores": stores}))
+        files.atomic_write(root.path / FILE, codec.canonical({"v": 1, "stores": stores}))
     return True
 
 

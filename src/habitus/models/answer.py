@@ -77,14 +77,14 @@ def accept(
 
 def parse(text: str) -> dict[str, Any] | None:
     """The JSON object in text (whole text, or one fenced block that is the whole text), else None."""
-    from habitus import io
+    from habitus import codec
 
     body = text.strip()
     fenced = _FENCE.match(body)
     if fenced:
         body = fenced.group(1).strip()
     try:
-        obj = io.loads(body)
+        obj = codec.loads(body)
     except ValueError:
         return None
     return obj if isinstance(obj, dict) else None

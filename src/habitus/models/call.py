@@ -252,7 +252,7 @@ def call_json(
     Raises ModelError (code model_error, exit 1) for every failure; see REASONS and
     ModelError.quarantine. Takes at most models.NAME.timeout_s seconds, retry included.
     """
-    from habitus import io
+    from habitus import codec
     from habitus.models import answer, providers
 
     if not _PURPOSE.match(purpose):
@@ -266,7 +266,7 @@ def call_json(
     else:
         schema_name = str(schema.get("$id") or schema.get("title") or "the given schema")
     endpoint = resolve(config, name, purpose=purpose)
-    user_text = user if isinstance(user, str) else io.canonical(user).decode("utf-8")
+    user_text = user if isinstance(user, str) else codec.canonical(user).decode("utf-8")
     request = providers.Request(
         system=system,
         user=user_text,

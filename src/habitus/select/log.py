@@ -18,7 +18,7 @@ import sqlite3
 import urllib.parse
 from typing import Any
 
-from habitus import io
+from habitus import codec
 from habitus.state import files
 from habitus.state import ledger as ledger_store
 from habitus.state.db import utc_now
@@ -73,7 +73,7 @@ def append(
                 candidates,
                 retrieved,
                 min(selected, 3),
-                io.canonical(reasons).decode()[:1000],
+                codec.canonical(reasons).decode()[:1000],
                 max(0, latency_ms),
             ),
         )

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from habitus import io
+from habitus import codec
 from habitus.errors import HabitusError
 from habitus.state import files, locks
 from habitus.state.faults import fault
@@ -164,8 +164,8 @@ class Manifest:
         }
         if kind == ARCHIVE_KIND:
             body["rotated_at"] = self.rotated_at
-        body["checksum"] = io.checksum(body)
-        return io.canonical(body) + b"\n"
+        body["checksum"] = codec.checksum(body)
+        return codec.canonical(body) + b"\n"
 
 
 def _load_manifest(path: Path, kind: str) -> Manifest | None:
@@ -179,7 +179,7 @@ def _load_manifest(path: Path, kind: str) -> Manifest | None:
     except OSError as exc:
         raise HabitusError("io_error", f"{path}: {exc.strerror}") from None
     try:
-        body = io.loads(data)
+        body = codec.loads(data)
     except Exception:
         raise HabitusError("state_corrupt", f"{path}: not valid JSON", hint="run habitus verify") from None
     if not isinstance(body, dict) or body.get("kind") != kind:
@@ -192,7 +192,7 @@ def _load_manifest(path: Path, kind: str) -> Manifest | None:
     if version != SCHEMA_VERSION:
         raise HabitusError("schema_unknown", f"{path}: unknown schema_version")
     stored = body.pop("checksum", None)
-    if stored != io.checksum(body):
+    if stored != codec.checksum(body):
         raise HabitusError("checksum_mismatch", f"{path}: manifest checksum does not match its content")
     ints = ("generation", "last_seq", "jsonl_bytes", "index_bytes", "fp_bytes")
     for name in ints:
@@ -240,7 +240,7 @@ class Entry:
 
 def fingerprint(*parts: object) -> bytes:
     """A stable 16-byte fingerprint of an event from its identifying parts (canonical JSON, SHA-256)."""
-    return hashlib.sha256(io.canonical(list(parts))).digest()[:FP_WIDTH]
+    return hashlib.sha256(codec.canonical(list(parts))).digest()[:FP_WIDTH]
 
 
 def _record(generation: int, seq: int, prev: str, entry: Entry) -> tuple[dict[str, Any], bytes]:
@@ -255,8 +255,8 @@ def _record(generation: int, seq: int, prev: str, entry: Entry) -> tuple[dict[st
         "prev": prev,
         "payload": entry.payload,
     }
-    record["checksum"] = hashlib.sha256(io.canonical(record)).hexdigest()
-    line = io.canonical(record) + b"\n"
+    record["checksum"] = hashlib.sha256(codec.canonical(record)).hexdigest()
+    line = codec.canonical(record) + b"\n"
     if len(line) > MAX_RECORD_BYTES:
         raise HabitusError("failed", f"an observation record is larger than {MAX_RECORD_BYTES} bytes")
     return record, line
@@ -276,7 +276,7 @@ def record_size(payload: dict[str, Any], origin: dict[str, Any]) -> int:
         "payload": payload,
         "checksum": "0" * 64,
     }
-    return len(io.canonical(probe)) + 1
+    return len(codec.canonical(probe)) + 1
 
 
 def check_record(line: bytes, *, generation: int, seq: int, prev: str | None) -> dict[str, Any]:
@@ -285,13 +285,13 @@ def check_record(line: bytes, *, generation: int, seq: int, prev: str | None) ->
     if not line.endswith(b"\n"):
         raise HabitusError("state_corrupt", f"{where}: record is not terminated by a newline")
     try:
-        record = io.loads(line)
+        record = codec.loads(line)
     except Exception:
         raise HabitusError("state_corrupt", f"{where}: record is not valid JSON") from None
     if not isinstance(record, dict) or "checksum" not in record:
         raise HabitusError("state_corrupt", f"{where}: not an observation record")
     stored = record.pop("checksum")
-    if stored != hashlib.sha256(io.canonical(record)).hexdigest():
+    if stored != hashlib.sha256(codec.canonical(record)).hexdigest():
         raise HabitusError("checksum_mismatch", f"{where}: record checksum does not match (tampered?)")
     record["checksum"] = stored
     if record.get("gen") != generation or record.get("seq") != seq:

@@ -31,7 +31,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from habitus import io
+from habitus import codec
 from habitus.errors import HabitusError
 from habitus.state import backup, files, guard, inventory, locks
 from habitus.state.db import utc_now
@@ -228,7 +228,7 @@ def _result(
 def _write_journal(root: StateRoot, body: dict[str, Any]) -> None:
     unsigned = {k: v for k, v in body.items() if k != "checksum"}
     files.atomic_write(
-        guard.journal_path(root.path), io.dumps({**unsigned, "checksum": io.checksum(unsigned)})
+        guard.journal_path(root.path), codec.dumps({**unsigned, "checksum": codec.checksum(unsigned)})
     )
 
 
@@ -247,7 +247,7 @@ def _read_journal(root: StateRoot) -> dict[str, Any]:
     except HabitusError as exc:
         raise _damaged(path, "is unreadable") from exc
     try:
-        body = io.loads(data)
+        body = codec.loads(data)
     except ValueError:
         raise _damaged(path, "is not valid JSON") from None
     if not isinstance(body, dict) or body.get("format") != JOURNAL_FORMAT:
@@ -257,7 +257,7 @@ def _read_journal(root: StateRoot) -> dict[str, Any]:
             "schema_newer", f"{path}: written by another habitus version", hint="finish it with that version"
         )
     unsigned = {k: v for k, v in body.items() if k != "checksum"}
-    if body.get("checksum") != io.checksum(unsigned):
+    if body.get("checksum") != codec.checksum(unsigned):
         raise _damaged(path, "does not match its checksum")
     if body.get("phase") not in PHASES or not _TOKEN.match(str(body.get("token"))):
         raise _damaged(path, "has an unknown phase or token")

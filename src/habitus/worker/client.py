@@ -29,7 +29,7 @@ from habitus.worker import (
     socket_path,
 )
 
-MAX_STDIN = 8 * 1024 * 1024  # as habitus.io.MAX_REQUEST_BYTES: more is refused in process
+MAX_STDIN = 8 * 1024 * 1024  # as habitus.codec.MAX_REQUEST_BYTES: more is refused in process
 TURN_S = 0.5  # longest wait for the worker to take a call (it answers one at a time)
 OFF = ("0", "off", "false", "no")
 
