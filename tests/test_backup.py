@@ -13,7 +13,7 @@ import pytest
 
 from backup_helpers import PY, load_manifest, make_state, sha256, store_dump
 from conftest import run, run_process
-from habitus import __version__, io
+from habitus import __version__, codec
 from habitus.state import backup
 from habitus.state import ledger as ledger_migrations
 
@@ -34,7 +34,7 @@ def test_backup_copies_every_item_with_a_manifest(state_root: Path, tmp_path: Pa
     manifest = load_manifest(folder)
     assert manifest["format"] == "habitus-backup" and manifest["format_version"] == 1
     assert manifest["habitus"] == __version__
-    assert manifest["checksum"] == io.checksum({k: v for k, v in manifest.items() if k != "checksum"})
+    assert manifest["checksum"] == codec.checksum({k: v for k, v in manifest.items() if k != "checksum"})
     assert manifest["files"] == out.result["files"]
     for entry in manifest["files"]:
         assert entry["size"] == (folder / entry["name"]).stat().st_size

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from habitus import __version__, io
+from habitus import __version__, codec
 from habitus.models import transport
 from habitus.models.call import Endpoint, ModelError
 
@@ -168,7 +168,7 @@ def _command(endpoint: Endpoint, request: Request, deadline: float) -> str:
         "schema": request.schema,
     }
     out = transport.run(
-        endpoint.command, io.dumps(payload), deadline=deadline, cap=endpoint.max_response_bytes
+        endpoint.command, codec.dumps(payload), deadline=deadline, cap=endpoint.max_response_bytes
     )
     return _answer_text(out, _failer(endpoint, request), "the program", "the model program wrote nothing")
 
@@ -228,7 +228,7 @@ def _post(
     deadline: float,
 ) -> dict[str, Any]:
     response = transport.post(
-        url, _headers(auth), io.dumps(body), deadline=deadline, cap=endpoint.max_response_bytes
+        url, _headers(auth), codec.dumps(body), deadline=deadline, cap=endpoint.max_response_bytes
     )
     fail = _failer(endpoint, request)
     if not 200 <= response.status <= 299:
@@ -247,7 +247,7 @@ def _post(
             **details,
         )
     try:
-        data = io.loads(response.body)
+        data = codec.loads(response.body)
     except ValueError:
         raise fail("bad_response", "the response body is not JSON") from None
     if not isinstance(data, dict):
@@ -271,7 +271,7 @@ def _failer(endpoint: Endpoint, request: Request) -> Any:
 def _provider_code(body: bytes) -> str | None:
     """The provider's machine error code ("invalid_api_key", "rate_limit_error"), never its prose."""
     try:
-        data = io.loads(body)
+        data = codec.loads(body)
     except ValueError:
         return None
     error = data.get("error") if isinstance(data, dict) else None

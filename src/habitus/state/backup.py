@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from habitus import __version__, io
+from habitus import __version__, codec
 from habitus.errors import HabitusError
 from habitus.state import files, inventory
 from habitus.state.db import Store, utc_now
@@ -116,7 +116,7 @@ def create(root: StateRoot, out: Path | None, *, wait: float) -> dict[str, Any]:
                 entries.append(entry)
         fault("backup_before_manifest")
         manifest = _manifest_body(entries)
-        _write_new(tmp / MANIFEST, io.dumps(manifest) + b"\n")
+        _write_new(tmp / MANIFEST, codec.dumps(manifest) + b"\n")
         files.fsync_dir(tmp)
         fault("backup_before_rename")
         if os.path.lexists(target):
@@ -227,7 +227,7 @@ def _manifest_body(entries: list[Entry]) -> dict[str, Any]:
         "managed": sorted(i.name for i in inventory.items()),
         "excluded": [{"name": e.name, "reason": e.reason} for e in inventory.EXCLUDED],
     }
-    body["checksum"] = io.checksum(body)
+    body["checksum"] = codec.checksum(body)
     return body
 
 
@@ -281,7 +281,7 @@ def _check_entry(path: Path) -> None:
 def _load_manifest(path: Path) -> dict[str, Any]:
     data = _read_regular(path, MAX_MANIFEST_BYTES)
     try:
-        body = io.loads(data)
+        body = codec.loads(data)
     except ValueError:
         raise _invalid(f"{path}: not valid JSON") from None
     if not isinstance(body, dict):
@@ -303,7 +303,7 @@ def _parse_manifest(body: dict[str, Any], where: Path) -> Manifest:
         )
     claimed = body.get("checksum")
     unsigned = {k: v for k, v in body.items() if k != "checksum"}
-    if not isinstance(claimed, str) or claimed != io.checksum(unsigned):
+    if not isinstance(claimed, str) or claimed != codec.checksum(unsigned):
         raise HabitusError("checksum_mismatch", f"{where}: the manifest does not match its checksum")
     raw_files, managed = body.get("files"), body.get("managed")
     if not isinstance(raw_files, list) or not isinstance(managed, list):
