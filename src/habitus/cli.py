@@ -176,8 +176,17 @@ def _fail(exc: BaseException, argv: list[str]) -> int:
         # Hook mode: a harness reads exit 2 as "block", so every failure is silent and logged.
         _log_hook_failure(error, argv, call[1])
         return 0
-    io.emit_error(error)
+    io.emit_error(error, for_people=_error_for_people(argv))
     return error.exit
+
+
+def _error_for_people(argv: list[str]) -> bool:
+    """Words on a terminal's stderr; the JSON line for a pipe, a file, or when --json was given."""
+    if "--json" in argv:
+        return False
+    from habitus import render
+
+    return render.for_people(sys.stderr)
 
 
 def _log_hook_failure(error: HabitusError, argv: list[str], harness: str) -> None:

@@ -86,7 +86,7 @@ def list_command(show_all: bool, root: StateRoot, wait: float, pretty: bool) -> 
         result = list_relations(ledger, include_decided=show_all)
     expires = result.pop("snapshot_expires_ms")
     result["snapshot_expires_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(expires / 1000))
-    io.write_result(result, pretty=pretty)
+    io.write_result(result, pretty=pretty, human="dedupe.list")
 
 
 @cli.command("resolve")
