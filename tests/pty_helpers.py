@@ -42,9 +42,9 @@ def run_pty(
     stderr_tty: bool = True,
     columns: int = 120,
     timeout: float = 120,
-    program: str = "habitus",
+    argv: list[str] | None = None,
 ) -> PtyRun:
-    """Run `habitus ARGS` with stdin a pipe, and stdout/stderr a terminal (or a pipe)."""
+    """Run `habitus ARGS` (or `argv` as given) with stdin a pipe, and stdout/stderr a terminal or a pipe."""
     environ = {**os.environ, **(env or {})}
     environ.pop("COLUMNS", None)
     environ.pop("LINES", None)
@@ -53,7 +53,7 @@ def run_pty(
     for name, wanted in (("stdout", stdout_tty), ("stderr", stderr_tty)):
         streams[name] = _terminal(columns) if wanted else os.pipe()
     process = subprocess.Popen(
-        [str(BIN / program), *args],
+        argv or [str(BIN / "habitus"), *args],
         stdin=subprocess.PIPE,
         stdout=streams["stdout"][1],
         stderr=streams["stderr"][1],

@@ -74,5 +74,5 @@ def show(kind: str, result: dict[str, Any]) -> None:
 
 
 def color_allowed() -> bool:
-    """NO_COLOR (any value) and TERM=dumb turn colour off (https://no-color.org)."""
-    return "NO_COLOR" not in os.environ and os.environ.get("TERM", "") not in ("dumb", "unknown")
+    """NO_COLOR (set and not empty, as https://no-color.org says) and TERM=dumb turn colour off."""
+    return not os.environ.get("NO_COLOR") and os.environ.get("TERM", "") not in ("dumb", "unknown")
