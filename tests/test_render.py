@@ -222,3 +222,73 @@ def test_a_pipe_never_imports_rich(reviewed: dict[str, object], tmp_path: Path) 
             check=False,
         )
         assert out.read_text().split("|")[0] == "", args
+
+
+def _long_work(state_root: Path, tmp_path: Path) -> list[tuple[str, list[str], bytes]]:
+    """(label, args, stdin) of each long-work command, on a root that has something for each."""
+    import uuid
+
+    from obs_helpers import FIXTURES, enable
+
+    enable(state_root)
+    capture(state_root, FRICTION)
+    pairs = b"".join(orjson.dumps({"user": f"fix bug {i}", "assistant": "done"}) + b"\n" for i in range(30))
+    for i in range(40):
+        assert run(["memory", "retain"], {"content": f"fact number {i}", "kind": "fact"}).exit == 0
+    exported = [orjson.loads(line) for line in run(["memory", "export"]).stdout.splitlines()]
+    fresh = b"".join(orjson.dumps({**r, "id": str(uuid.uuid4())}) + b"\n" for r in exported if "id" in r)
+    declared = {"condition": "When committing", "behavior": "Do write a summary line", "polarity": 1}
+    assert run(["habit", "declare"], declared).exit == 0
+    return [
+        ("capture", ["capture", "--transcript", str(FIXTURES / "claude-code-short.jsonl")], b""),
+        ("capture", ["capture", "--nl"], pairs),
+        ("analyze", ["analyze"], b""),
+        ("dedupe scan", ["dedupe", "scan"], b""),
+        ("index-vectors", ["memory", "index-vectors"], b""),
+        ("import", ["memory", "import"], fresh),
+        ("backup", ["backup", "--out", str(tmp_path / "copy")], b""),
+        ("restore", ["restore", "--dry-run", str(tmp_path / "copy")], b""),
+    ]
+
+
+@pytest.mark.slow
+def test_long_work_shows_progress_on_a_terminal_and_nothing_in_a_pipe(
+    state_root: Path, tmp_path: Path
+) -> None:
+    work = _long_work(state_root, tmp_path)
+    for label, args, stdin in work:
+        shown = run_pty(args, stdin=stdin, stdout_tty=False, env={"NO_COLOR": "1"})
+        assert shown.exit == 0, (args, shown.stderr[-500:])
+        assert orjson.loads(shown.stdout.splitlines()[-1])["v"] == 1, args  # stdout stays JSON
+        text = plain(shown.stderr)
+        assert text.lstrip().startswith(label) and "━" in text, (args, text)
+        assert "0:00:" in text, args  # the elapsed time column of a finished bar
+    for _, args, stdin in work:  # the same work with pipes: never a byte on stderr
+        if args[0] == "backup":
+            args = ["backup", "--out", str(tmp_path / "copy2")]
+        if args[:2] == ["memory", "import"]:
+            continue  # the same ids again are refused (already_exists), which is not the point here
+        done = run_process(args, stdin=stdin)
+        assert done.exit == 0 and done.stderr == b"", (args, done.stderr[-300:])
+
+
+def test_progress_redraws_are_throttled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """100,000 reports inside one redraw interval cost about nothing and draw at most twice."""
+    import time
+
+    from habitus.render import progress
+
+    monkeypatch.setattr(progress, "for_people", lambda stream: True)
+    drawn: list[object] = []
+    import rich.progress
+
+    original = rich.progress.Progress.refresh
+    monkeypatch.setattr(rich.progress.Progress, "refresh", lambda self: drawn.append(1) or original(self))
+    monkeypatch.setattr(progress, "REDRAW_S", 60.0)
+    started = time.perf_counter()
+    with progress.bar("test") as report:
+        assert report is not None
+        for i in range(100_000):
+            report(i, 100_000)
+    elapsed = time.perf_counter() - started
+    assert len(drawn) <= 3 and elapsed < 2.0  # generous: a loaded shared machine

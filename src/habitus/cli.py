@@ -217,7 +217,8 @@ def root() -> None:
     """Reviewed habits, durable memory and a watchdog reviewer for coding agents.
 
     Every command reads one JSON object on stdin and writes one JSON object on stdout;
-    errors are one JSON line on stderr. Exit status: 0 ok, 1 failed, 2 usage, 3 refused
+    errors are one JSON line on stderr. On a terminal some commands print a table and
+    errors read as words instead (--json keeps JSON). Exit status: 0 ok, 1 failed, 2 usage, 3 refused
     (fails closed), 75 busy, 130 interrupted.
 
     \b

@@ -53,6 +53,9 @@ def cli(dry_run: bool, root: StateRoot, wait: float, pretty: bool) -> None:
     A batch that fails is retried by the next run and skipped after its third
     failure. One analyze runs at a time (exit 75 when another holds the lock).
 
+    On a terminal, stdout gets a summary (--json: the JSON) and stderr a
+    progress bar.
+
     \b
     Examples:
       habitus analyze --pretty

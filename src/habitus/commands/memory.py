@@ -596,7 +596,8 @@ def import_command(file: Path | None, store: str | None, root: StateRoot, wait: 
     """Import records from JSON lines (as export writes them), all or nothing.
 
     Every line must be a complete record; an id already in the store refuses the
-    whole import (already_exists). Reads FILE, or stdin without it.
+    whole import (already_exists). Reads FILE, or stdin without it. On a
+    terminal, stderr shows a progress bar.
 
     \b
     Example:  habitus memory export --store project | habitus memory import --store global
@@ -617,7 +618,10 @@ def import_command(file: Path | None, store: str | None, root: StateRoot, wait: 
     try:
         target = open_store(root, wait, store, {})
         try:
-            result = maintenance.import_records(target, maintenance.read_lines(handle, what))
+            from habitus.render.progress import bar
+
+            with bar("import") as progress:
+                result = maintenance.import_records(target, maintenance.read_lines(handle, what), progress)
         finally:
             target.close()
     finally:
