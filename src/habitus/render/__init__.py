@@ -23,6 +23,8 @@ RENDERERS: dict[str, str] = {
     "advise.mutes": "habitus.render.advise:advise_mutes",
     "select": "habitus.render.select:select",
     "analyze": "habitus.render.analyze:analyze",
+    # "status": its terminal view belongs with `habitus report` (what habitus did lately); it plugs in
+    # here, and `habitus status` passes human="status" to io.write_result.
 }
 
 FORCE_JSON = "habitus.json"  # the click context's meta key --json sets (one command line, not a process)
