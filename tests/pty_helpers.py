@@ -10,13 +10,25 @@ import os
 import select
 import struct
 import subprocess
+import sys
 import termios
 import time
 import tty
 from dataclasses import dataclass
 from pathlib import Path
 
-BIN = Path(__file__).resolve().parent.parent / ".venv" / "bin"
+BIN = Path(sys.executable).parent  # the venv's bin/, where the console script lives
+TERMINAL_SETTINGS = {
+    "COLUMNS",
+    "LINES",
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "CLICOLOR_FORCE",
+    "TTY_COMPATIBLE",
+    "TTY_INTERACTIVE",
+    "TERM",
+    "COLORTERM",
+}
 
 
 @dataclass
@@ -45,10 +57,10 @@ def run_pty(
     argv: list[str] | None = None,
 ) -> PtyRun:
     """Run `habitus ARGS` (or `argv` as given) with stdin a pipe, and stdout/stderr a terminal or a pipe."""
-    environ = {**os.environ, **(env or {})}
-    environ.pop("COLUMNS", None)
-    environ.pop("LINES", None)
-    environ.setdefault("TERM", "xterm-256color")
+    # The caller's colour and size settings would decide what is drawn: only `env` does here.
+    environ = {k: v for k, v in os.environ.items() if k not in TERMINAL_SETTINGS}
+    environ["TERM"] = "xterm-256color"
+    environ.update(env or {})
     streams: dict[str, tuple[int, int]] = {}
     for name, wanted in (("stdout", stdout_tty), ("stderr", stderr_tty)):
         streams[name] = _terminal(columns) if wanted else os.pipe()

@@ -292,3 +292,96 @@ def test_progress_redraws_are_throttled(monkeypatch: pytest.MonkeyPatch) -> None
             report(i, 100_000)
     elapsed = time.perf_counter() - started
     assert len(drawn) <= 3 and elapsed < 2.0  # generous: a loaded shared machine
+
+
+def _drawn(renderer: object, result: dict[str, object], width: int = 100) -> str:
+    import io as stdio
+
+    from rich.console import Console
+
+    out = stdio.StringIO()
+    renderer(result, Console(file=out, width=width, no_color=True, color_system=None))  # type: ignore[operator]
+    return out.getvalue()
+
+
+def test_renderers_show_pairs_findings_and_proposals_and_never_read_markup() -> None:
+    from habitus.render.analyze import analyze
+    from habitus.render.dedupe import dedupe_list
+    from habitus.render.habits import habit_show
+    from habitus.render.select import select
+
+    a = {"id": "h-aaaaaaaaaaaa", "condition": "When [red]tagging[/red]", "behavior": "Do run the tests"}
+    b = {"id": "h-bbbbbbbbbbbb", "condition": "When releasing", "behavior": "Do run the whole suite"}
+    pairs = {
+        "items": [
+            {
+                "n": 1,
+                "kind": "duplicate",
+                "decision": "pending",
+                "similarity_bp": 9312,
+                "checksum": "f" * 64,
+                "current": False,
+                "habits": [a, b],
+            }
+        ],
+        "snapshot_expires_at": "2026-12-01T10:00:00Z",
+    }
+    text = _drawn(dedupe_list, pairs)
+    for fact in (
+        "h-aaaaaaaaaaaa",
+        "h-bbbbbbbbbbbb",
+        "[red]tagging[/red]",
+        "93%",
+        "f" * 12,
+        "wording changed",
+    ):
+        assert fact in text, fact
+    shown = {
+        "habit": {
+            **a,
+            "status": "suppressed_by_law",
+            "law_findings": [{"rule": "deny", "source": "law.md", "line": 3, "field": "behavior"}],
+            "relations": [
+                {
+                    "kind": "conflict",
+                    "decision": "pending",
+                    "similarity_bp": 8000,
+                    **{"habit_a": a["id"], "habit_b": b["id"]},
+                }
+            ],
+        }
+    }
+    text = _drawn(habit_show, shown)
+    assert "rule deny in law.md line 3 (behavior)" in text and "conflict with h-bbbbbbbbbbbb" in text
+    run_result = {
+        "analyzer": "model:local-llm",
+        "records": 12,
+        "batches": [{"outcome": "committed"}, {"outcome": "failed"}],
+        "proposals": [{**b, "outcome": "created", "stage": "collecting"}],
+        "memory_suggestions": [{"content": "releases come from main"}],
+        "dormant": [{"id": "h-cccccccccccc"}],
+    }
+    text = _drawn(analyze, run_result)
+    for fact in (
+        "12 observation(s) in 2 batch(es)",
+        "model:local-llm",
+        "Do run the whole suite",
+        "collecting",
+    ):
+        assert fact in text, fact
+    assert (
+        "1 batch(es) did not commit" in text
+        and "releases come from main" in text
+        and "h-cccccccccccc" in text
+    )
+    text = _drawn(
+        select,
+        {
+            "habits": [],
+            "reason": "not_applicable",
+            "candidates": 4,
+            "retrieved": 2,
+            "reasons": {"mere_mention": 2},
+        },
+    )
+    assert "No habit applies (not_applicable)" in text and "2 mere_mention" in text

@@ -60,6 +60,16 @@ def _counts(result: dict[str, Any], out: Console) -> None:
         out.print(f"Ledger: {shown}.")
 
 
+def _finding(finding: object) -> str:
+    """{"rule", "source", "field", "line"?} as "rule deny in law.md line 3 (behavior)"."""
+    if not isinstance(finding, dict):
+        return str(finding)
+    where = str(finding.get("source", ""))
+    if finding.get("line") is not None:
+        where += f" line {finding['line']}"
+    return f"rule {finding.get('rule', '')} in {where} ({finding.get('field', '')})"
+
+
 def habit_show(result: dict[str, Any], out: Console) -> None:
     habit = result.get("habit") or {}
     status = habit.get("status", "")
@@ -75,7 +85,7 @@ def habit_show(result: dict[str, Any], out: Console) -> None:
     )
     out.print(f"checksum {habit.get('checksum', '')}")
     for finding in habit.get("law_findings") or []:
-        out.print(f"[red]law:[/red] {shorten(finding)}")
+        out.print(f"[red]law:[/red] {shorten(_finding(finding))}")
     if habit.get("reason"):
         out.print(f"reason: {shorten(habit['reason'])}")
     evidence = habit.get("evidence") or []
