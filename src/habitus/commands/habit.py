@@ -149,6 +149,7 @@ def list_command(
             "snapshot_expires_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(expires / 1000)),
         },
         pretty=pretty,
+        human="habit.list",
     )
 
 
@@ -207,7 +208,7 @@ def show_command(ref: str | None, root: StateRoot, wait: float, pretty: bool) ->
             }
             for a in store.audit_of(ledger.conn, habit_id)
         ]
-    io.write_result({"habit": body}, pretty=pretty)
+    io.write_result({"habit": body}, pretty=pretty, human="habit.show")
 
 
 @cli.command("declare")
