@@ -188,7 +188,7 @@ _habitus() {
         "hooks install|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini" -- "$cur")); return ;;
         "hooks install|--program") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "hooks install|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        "hooks print|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini" -- "$cur")); return ;;
+        "hooks print|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi" -- "$cur")); return ;;
         "hooks print|--program") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "hooks print|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "hooks uninstall|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini" -- "$cur")); return ;;

@@ -16,7 +16,7 @@ MAN = {
     "stdin": "Not read.",
     "stdout": 'print: the settings object to merge, in the harness\'s own format (no "v"): {"hooks": {EVENT: '
     '[{"hooks": [{"type": "command", "command", "timeout"}]}]}} (Gemini entries also carry "name" and '
-    'a timeout in milliseconds). install: {"v":1,"harness","path","changed","created","backup",'
+    'a timeout in milliseconds); for Pi {"extensions": [PATH]}, the extension shipped with habitus. install: {"v":1,"harness","path","changed","created","backup",'
     '"added":[{"event","command"}],"removed":[{"event","command"}],"kept","note"}; for Codex also '
     '"trust":{"required","config","recorded","untrusted","run","how","why"}: Codex runs only hooks the '
     "user trusted (a hash of each command and timeout in config.toml), so a changed command needs "
@@ -105,20 +105,38 @@ def _root(value: str | None) -> str | None:
 
 
 @cli.command("print")
-@_HARNESS
+@click.option(
+    "--harness",
+    type=click.Choice(["claude-code", "codex", "gemini", "pi"]),
+    required=True,
+    help="The harness whose settings to print.",
+)
 @_ROOT
 @_PROGRAM
 def print_command(harness: str, root: str | None, program: str | None) -> None:
     """Print the hook settings to merge into the harness's settings file.
 
     The output is the harness's own format, ready to paste: {"hooks": {...}}.
-    `hooks install` merges exactly this.
+    `hooks install` merges exactly this. For Pi, whose hooks are an
+    extension running inside Pi, it is the extension's place in Pi's
+    settings.json: {"extensions": ["/…/habitus/integrations/pi/habitus.ts"]},
+    the file that ships inside habitus (or pass it to `pi -e`).
 
     \b
-    Example:  habitus hooks print --harness gemini
+    Examples:
+      habitus hooks print --harness gemini
+      pi -e "$(habitus hooks print --harness pi | jq -r '.extensions[0]')"
     """
-    from habitus.hooks import snippet
+    from habitus.hooks import pi_extension, snippet
 
+    if harness == "pi":
+        if root is not None or program is not None:
+            raise HabitusError(
+                "usage",
+                "--root and --program do not apply to Pi: its extension reads $HABITUS_HOME and $HABITUS_BIN",
+            )
+        io.write_raw({"extensions": [str(pi_extension())]}, pretty=True)
+        return
     io.write_raw(snippet(harness, _root(root), _program(program)), pretty=True)
 
 

@@ -3,6 +3,7 @@
     snippet(harness, root=None, program=None) -> dict   the settings object to merge ({"hooks": {...}});
                                                portable (the habitus on PATH) unless program is given
     settings_path(harness, project)  -> Path  where that harness reads it
+    pi_extension()                   -> Path  the Pi extension shipped with habitus
     hooks.settings.install(...)                merge into the file (see that module)
 
 The commands per event follow each capability's hook protocol (README; habitus.harness.events):
@@ -243,3 +244,13 @@ def _recorded(hooks_file: Path) -> int:
         return sum(1 for key in state if isinstance(key, str) and key.startswith(prefix))
     except (OSError, ValueError, AttributeError):
         return 0
+
+
+def pi_extension() -> Path:
+    """The Pi extension file: inside the installed package (the wheel carries it), else this checkout's
+    integrations/pi/habitus.ts (an editable install runs from src/)."""
+    here = Path(__file__).resolve().parent.parent  # the habitus package
+    packaged = here / "integrations" / "pi" / "habitus.ts"
+    if packaged.is_file():
+        return packaged
+    return here.parent.parent / "integrations" / "pi" / "habitus.ts"
