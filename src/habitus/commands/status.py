@@ -34,7 +34,8 @@ MAN = {
     "Off a terminal (a pipe, a file) the output is the JSON above, unchanged; `habitus report` "
     "writes the activity as JSON and HTML.",
     "files": "Reads config.toml, ledger.sqlite, memory.sqlite, observations/ (manifests only) and "
-    "errors.jsonl; never creates or migrates anything.",
+    "errors.jsonl; on a terminal also mutes.json and the observation log's record timestamps (a "
+    "binary search per day, never a payload). Never creates or migrates anything.",
 }
 
 
