@@ -58,7 +58,7 @@ def test_known_events_are_counted_on_their_day(state_root: Path, monkeypatch: py
     assert by_day(result, "analyze_records") == {yesterday: 250}
     assert by_day(result, "proposals") == {yesterday: 2}
     assert result["totals"]["observations"] == 6 and result["totals"]["habits_selected"] == 6
-    assert result["all_time"] == {"notes_muted_at_review": 4}
+    assert result["all_time"] == {"notes_muted": 4}
     assert result["sources"] == {"ledger": True, "observations": True, "mutes": True}
 
 
@@ -126,3 +126,31 @@ def test_the_window_is_bounded(days: int) -> None:
 
 def test_the_window_ends_today_in_utc() -> None:
     assert day_list(3, NOW) == ["2026-11-29", "2026-11-30", "2026-12-01"]
+
+
+def test_real_reviews_count_delivered_and_muted_notes_and_the_mute(state_root: Path) -> None:
+    """Through advise itself: one note delivered, its finding muted, then held back at two reviews."""
+    import time
+
+    from advise_helpers import CLAIM, RELEASE, enable, pair, review
+    from advise_helpers import declare as declare_habit
+    from conftest import run
+
+    enable(state_root)
+    declare_habit(**RELEASE)
+    note = review(pair(CLAIM, session="s1"))["note"]
+    assert note is not None
+    assert run(["advise", "mute", note["id"]]).exit == 0
+    for session in ("s1", "s2"):
+        assert review(pair(CLAIM, session=session))["candidates"][0]["decision"] == "muted"
+    today = time.strftime("%Y-%m-%d", time.gmtime())
+    result = activity(StateRoot(state_root), days=2, wait=1)
+    assert by_day(result, "notes_delivered") == {today: 1}
+    assert by_day(result, "notes_muted") == {today: 2}
+    assert by_day(result, "mutes_added") == {today: 1}
+    assert result["all_time"] == {"notes_muted": 2}
+    conn = sqlite3.connect(state_root / "ledger.sqlite")
+    assert conn.execute(
+        "SELECT DISTINCT note, channel FROM advise_notes WHERE status = 'muted'"
+    ).fetchall() == [("", None)]  # a muted note leaves no text
+    conn.close()

@@ -16,9 +16,9 @@ MAN = {
     "habits shown by status; activity is the per-day data the page plots: "
     '{"days","since","until","series":[{"day","selects","with_guidance","habits_selected",'
     '"notes_delivered","notes_muted","mutes_added","observations","analyze_runs","analyze_records",'
-    '"proposals"}],"totals","all_time":{"notes_muted_at_review"},"sources"} (UTC days; notes_muted '
-    "counts pending notes dropped at delivery because muted; a note muted at review has no recorded "
-    "day and is only in all_time).",
+    '"proposals"}],"totals","all_time":{"notes_muted"},"sources"} (UTC days; notes_muted counts '
+    "notes held back because their finding was muted; all_time.notes_muted is advise's counter since "
+    "the ledger began, which also holds mutes from before per-day recording).",
     "files": "Reads ledger.sqlite (habits, evidence, selection log, advise notes, analyze runs), "
     "mutes.json and the observation log's record timestamps; never creates or migrates anything. "
     "Writes --out (default ./habitus-report.html) atomically, mode 0600; refuses a symlink, a folder "

@@ -1,10 +1,11 @@
 """Per-day activity over the last N UTC days, read from what the stores already record.
 
 - the selection log (ledger `select_log`): calls, calls that injected guidance, habits injected;
-- advise notes (ledger `advise_notes`): notes delivered (by delivery day), pending notes dropped at
-  delivery because their finding had been muted (by the day they were written); and the mutes the
-  user added (`mutes.json`, by their `at`). A note muted at review time is only counted in the
-  advise counters (`advise_health.muted`), without a day: `all_time.notes_muted_at_review`;
+- advise notes (ledger `advise_notes`): notes delivered (by delivery day) and notes muted (by the day
+  they were held back: at review, or when a pending note's finding had been muted meanwhile); and
+  the mutes the user added (`mutes.json`, by their `at`). Releases before this one recorded a note
+  muted at review only in advise's counter (`advise_health.muted`), without a day: `all_time`
+  carries that counter;
 - observations captured (the observation log's record stamps, habitus.state.observations);
 - analyze runs (ledger `analyze_runs`): runs, records read, proposals.
 
@@ -63,12 +64,12 @@ def activity(
     rows = {day: dict.fromkeys(SERIES, 0) for day in names}
     since = names[0]
     sources: dict[str, Any] = {"ledger": False, "observations": False, "mutes": True}
-    all_time = {"notes_muted_at_review": 0}
+    all_time = {"notes_muted": 0}
 
     ledger_counts = _ledger(root, since, wait=wait)
     if ledger_counts is not None:
         sources["ledger"] = True
-        per_day, all_time["notes_muted_at_review"] = ledger_counts
+        per_day, all_time["notes_muted"] = ledger_counts
         for (day, key), value in per_day.items():
             if day in rows:
                 rows[day][key] += value
@@ -99,8 +100,8 @@ def activity(
 
 
 def _ledger(root: StateRoot, since: str, *, wait: float) -> tuple[dict[tuple[str, str], int], int] | None:
-    """(day, series) -> count from the ledger in one read transaction, and the advise total of notes
-    muted at review; None without an up-to-date ledger (nothing is created)."""
+    """(day, series) -> count from the ledger in one read transaction, and advise's counter of muted
+    notes since the ledger began; None without an up-to-date ledger (nothing is created)."""
     from habitus.habits import rows as sealed
     from habitus.state import ledger
     from habitus.state.db import translate

@@ -160,11 +160,6 @@ def render(data: dict[str, Any]) -> str:
     for label, key in CHARTS:
         out.append(f"<h3>{e(label)}</h3>")
         out.append(bar_chart(label, key, days, [row[key] for row in act["series"]]))
-    muted_ever = act["all_time"]["notes_muted_at_review"]
-    if muted_ever:
-        out.append(
-            f'<p class="meta">{muted_ever} notes were muted at review in all (the day is not recorded).</p>'
-        )
     if not act["sources"].get("mutes", True):
         out.append(
             f'<p class="meta">mutes.json is unreadable: {e(str(act["sources"].get("mutes_problem")))}</p>'

@@ -129,9 +129,6 @@ def render(status: dict[str, Any], activity: dict[str, Any], *, color: bool, uni
         values = [row[key] for row in series]
         total = activity["totals"][key]
         lines.append(f"  {label:<16}{total:>7}  {bars(values, blocks=blocks)}")
-    muted_ever = activity["all_time"]["notes_muted_at_review"]
-    if muted_ever:
-        lines.append(dim(f"  {muted_ever} notes muted at review in all (the day is not recorded)"))
     if not activity["sources"].get("mutes", True):
         lines.append(dim(f"  mutes.json unreadable: {activity['sources'].get('mutes_problem')}"))
     lines.append(dim("  habitus report writes this as an HTML page with the habit list"))
