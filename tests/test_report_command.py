@@ -52,6 +52,25 @@ def test_report_writes_a_private_self_contained_page(state_root: Path, tmp_path:
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.parametrize("days", ["0", "367", "x"])
+def test_days_out_of_range_is_a_usage_error(tmp_path: Path, days: str) -> None:
+    refused(["--out", str(tmp_path / "r.html"), "--days", days], "usage", 2)
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_the_page_names_the_root_with_the_home_folder_as_tilde(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home" / "alice"
+    home.mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    root = home / ".local" / "share" / "habitus"
+    done = run(["report", "--root", str(root), "--out", str(tmp_path / "r.html")])
+    assert done.exit == 0, done.stderr
+    page = (tmp_path / "r.html").read_text()
+    assert "alice" not in page and "from ~/.local/share/habitus." in page
+
+
 def test_report_on_a_fresh_root_creates_no_state(state_root: Path, tmp_path: Path) -> None:
     done = run(["report", "--out", str(tmp_path / "r.html")])
     assert done.exit == 0 and done.result["habits"] == {}

@@ -101,6 +101,11 @@ def test_on_a_terminal_status_shows_a_summary_and_activity_bars(state_root: Path
     assert observations.split()[-2:] == ["0", "·" * 14]
 
 
+def test_pretty_on_a_terminal_prints_the_json_indented(state_root: Path) -> None:
+    text = on_terminal(["status", "--pretty"], {"TERM": "xterm"})
+    assert orjson.loads(text)["root"] == str(state_root) and text.startswith('{\n  "v": 1,')
+
+
 def test_colour_is_used_on_a_terminal_unless_no_color(state_root: Path) -> None:
     env = {"TERM": "xterm", "LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8"}
     os.environ.pop("NO_COLOR", None)

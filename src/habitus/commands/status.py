@@ -31,7 +31,7 @@ MAN = {
     "(null or since and reason) and mutes (ok, count). On a terminal (stdout a TTY) status prints a readable summary instead, with the last 14 "
     "days of activity as bars: habits selected, prompts checked, notes delivered and muted, mutes "
     "added, observations captured, analyze runs and proposals (UTC days). NO_COLOR turns colour off. "
-    "Off a terminal (a pipe, a file) the output is the JSON above, unchanged; `habitus report` "
+    "Off a terminal (a pipe, a file), or with --pretty, the output is the JSON above, unchanged; `habitus report` "
     "writes the activity as JSON and HTML.",
     "files": "Reads config.toml, ledger.sqlite, memory.sqlite, observations/ (manifests only) and "
     "errors.jsonl; on a terminal also mutes.json and the observation log's record timestamps (a "
@@ -48,7 +48,7 @@ def cli(root: StateRoot, wait: float, pretty: bool) -> None:
     Never creates state: on a fresh machine it reports what would be used.
     A store from a newer habitus, or a corrupt one, is refused (exit 3).
     On a terminal it prints a readable summary with the last 14 days of
-    activity; piped, it prints the JSON object.
+    activity; piped, or with --pretty, it prints the JSON object.
 
     \b
     Examples:
@@ -56,7 +56,7 @@ def cli(root: StateRoot, wait: float, pretty: bool) -> None:
       habitus status | jq .habits
     """
     result = report(root, wait=wait)
-    if sys.stdout.isatty():
+    if sys.stdout.isatty() and not pretty:  # --pretty asks for the JSON, indented
         from habitus.report import terminal
         from habitus.report.activity import activity
 

@@ -64,7 +64,7 @@ def collect(root: StateRoot, *, days: int, wait: float, now: float | None = None
     return {
         "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(stamp)),
         "version": __version__,
-        "root": str(root.path),
+        "root": _display_root(root.path),
         "activity": activity(root, days=days, wait=wait, now=stamp),
         "habits": habits,
         "archived": archived,
@@ -122,6 +122,17 @@ def _habits(root: StateRoot, *, wait: float) -> tuple[list[dict[str, Any]], int]
     finally:
         conn.close()
     return out, archived
+
+
+def _display_root(path: Path) -> str:
+    """The root with the home folder as ~ (the page may be passed around), then redacted like a quote."""
+    home = os.environ.get("HOME")
+    if home and os.path.isabs(home) and home != "/":
+        try:
+            path = Path("~") / Path(path).relative_to(home)
+        except ValueError:
+            pass
+    return _safe(str(path))
 
 
 def _safe(text: str) -> str:
