@@ -26,6 +26,8 @@ from report_helpers import advise_notes, analyze_runs, candidate, declare, selec
 NAMES = ("chromium", "chromium-browser")
 INJECTED = 'When a test fails <script>document.title="pwned"</script><img src="http://canary.invalid/i.png">'
 # The browser's own background traffic, which has nothing to do with the page.
+SHOT = (900, 700)  # window size of a screenshot: the charts at the top of the page
+BAR = (0x2F, 0x81, 0xF7)  # .bar's fill in the page's CSS
 BROWSER_OWN = ("google.com:443", "www.google.com", "accounts.google.com", "clients2.google.com")
 
 
@@ -100,9 +102,9 @@ def proxy() -> Iterator[Proxy]:
     recorder.close()
 
 
-def dump_dom(chromium: str, page: Path, profile: Path, proxy: Proxy) -> str:
-    """The DOM after Chromium loaded and ran the page, every request routed through the recording proxy."""
-    command = [
+def browser(chromium: str, profile: Path, proxy: Proxy) -> list[str]:
+    """Headless Chromium, quiet (no sync, updates or first-run work), every request through the proxy."""
+    return [
         chromium,
         "--headless",
         "--no-sandbox",
@@ -116,9 +118,12 @@ def dump_dom(chromium: str, page: Path, profile: Path, proxy: Proxy) -> str:
         f"--proxy-server=http://127.0.0.1:{proxy.port}",
         "--proxy-bypass-list=<-loopback>",
         f"--user-data-dir={profile}",
-        "--dump-dom",
-        page.as_uri(),
     ]
+
+
+def dump_dom(chromium: str, page: Path, profile: Path, proxy: Proxy) -> str:
+    """The DOM after Chromium loaded and ran the page, every request routed through the recording proxy."""
+    command = [*browser(chromium, profile, proxy), "--dump-dom", page.as_uri()]
     done = subprocess.run(command, capture_output=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout.decode("utf-8")
@@ -238,6 +243,87 @@ def test_the_page_shows_activity_and_habits_and_runs_nothing(
     assert sum(v for _, v in dom.charts["notes_delivered"]) == 1
     assert dict(dom.charts["analyze_runs"])[yesterday] == 1
     assert proxy.page_requests() == []  # the page fetched nothing
+
+
+def screenshot(chromium: str, page: Path, profile: Path, proxy: Proxy) -> list[tuple[int, int, int]]:
+    """The top of the page (the charts) as Chromium paints it, as RGB pixels."""
+    shot = profile.parent / "shot.png"
+    command = [
+        *browser(chromium, profile, proxy),
+        "--hide-scrollbars",
+        "--force-device-scale-factor=1",
+        f"--window-size={SHOT[0]},{SHOT[1]}",
+        f"--screenshot={shot}",
+        page.as_uri(),
+    ]
+    done = subprocess.run(command, capture_output=True, timeout=120, check=False)
+    assert done.returncode == 0 and shot.is_file(), done.stderr[-2000:]
+    return png_pixels(shot.read_bytes())
+
+
+def png_pixels(data: bytes) -> list[tuple[int, int, int]]:
+    """Decode an 8-bit RGB or RGBA, non-interlaced PNG (what Chromium writes) with the standard library."""
+    import struct
+    import zlib
+
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, chunks, header = 8, [], b""
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
+        if kind == b"IHDR":
+            header = body
+        elif kind == b"IDAT":
+            chunks.append(body)
+        pos += 12 + length
+    width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", header)
+    assert depth == 8 and colour in (2, 6) and interlace == 0
+    channels = 3 if colour == 2 else 4
+    raw = zlib.decompress(b"".join(chunks))
+    stride = width * channels
+    previous = bytearray(stride)
+    pixels = []
+    for row in range(height):
+        start = row * (stride + 1)
+        kind, line = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
+        for i in range(stride):
+            left = line[i - channels] if i >= channels else 0
+            up = previous[i]
+            corner = previous[i - channels] if i >= channels else 0
+            if kind == 1:
+                line[i] = (line[i] + left) & 255
+            elif kind == 2:
+                line[i] = (line[i] + up) & 255
+            elif kind == 3:
+                line[i] = (line[i] + (left + up) // 2) & 255
+            elif kind == 4:
+                p = left + up - corner
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
+                line[i] = (line[i] + (left if pa <= pb and pa <= pc else up if pb <= pc else corner)) & 255
+        pixels.extend(tuple(line[i : i + 3]) for i in range(0, stride, channels))
+        previous = line
+    return pixels
+
+
+def test_the_bars_are_painted_in_the_page_colour(
+    chromium: str, proxy: Proxy, state_root: Path, tmp_path: Path
+) -> None:
+    """The inline CSS applies under the page's Content-Security-Policy: bars show in their colour,
+    and a root with no activity paints none."""
+    import time
+
+    quiet = tmp_path / "quiet.html"
+    assert run(["report", "--out", str(quiet), "--days", "7"]).exit == 0
+    empty = screenshot(chromium, quiet, tmp_path / "profile-a", proxy)
+    assert empty.count(BAR) == 0 and len(empty) == SHOT[0] * SHOT[1]
+
+    declare("When a test fails", "Read the whole error first")
+    select_rows(state_root, {time.strftime("%Y-%m-%d", time.gmtime()): [3]})
+    busy = tmp_path / "busy.html"
+    assert run(["report", "--out", str(busy), "--days", "7"]).exit == 0
+    painted = screenshot(chromium, busy, tmp_path / "profile-b", proxy)
+    assert painted.count(BAR) > 1000  # two full-height bars (habits selected, prompts checked)
+    assert proxy.page_requests() == []
 
 
 def test_the_network_check_sees_a_page_that_does_fetch(chromium: str, proxy: Proxy, tmp_path: Path) -> None:

@@ -42,9 +42,10 @@ CSS = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:60rem;
 padding:0 1rem;color:#1b1f24;background:#fff}
 h1{font-size:1.5rem;margin-bottom:.2rem}h2{margin-top:2rem;border-bottom:1px solid #d0d7de}
-.meta{color:#57606a;font-size:.9rem}.chart{display:block;margin:.3rem 0 1rem}
+.meta{color:#57606a;font-size:.9rem}.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(20rem,1fr));
+gap:.5rem 1.5rem}figure{margin:0}figcaption{font-weight:600;font-size:.95rem}
+figcaption .n{font-weight:400;color:#57606a}.chart{display:block;width:100%;height:auto}
 .bar{fill:#2f81f7}.axis{stroke:#8c959f}.tick{font-size:10px;fill:#57606a}
-table.totals td{padding:.1rem .8rem .1rem 0}table.totals td.n{text-align:right;font-variant-numeric:tabular-nums}
 .habit{border:1px solid #d0d7de;border-radius:6px;padding:.6rem .9rem;margin:.6rem 0}
 .wording{font-weight:600}.tags span{display:inline-block;font-size:.8rem;background:#eaeef2;
 border-radius:1rem;padding:0 .5rem;margin-right:.3rem}
@@ -164,13 +165,15 @@ def render(data: dict[str, Any]) -> str:
         f'<h2 id="activity">Last {act["days"]} days <span class="meta">({e(act["since"])} to {e(act["until"])}, UTC)</span></h2>',
     ]
     totals = act["totals"]
-    out.append('<table class="totals">')
+    out.append('<div class="charts">')
     for label, key in CHARTS:
-        out.append(f'<tr><td>{e(label)}</td><td class="n" data-total="{e(key)}">{totals[key]}</td></tr>')
-    out.append("</table>")
-    for label, key in CHARTS:
-        out.append(f"<h3>{e(label)}</h3>")
+        out.append(
+            f'<figure><figcaption>{e(label)} <span class="n" data-total="{e(key)}">{totals[key]} in all</span>'
+            "</figcaption>"
+        )
         out.append(bar_chart(label, key, days, [row[key] for row in act["series"]]))
+        out.append("</figure>")
+    out.append("</div>")
     if not act["sources"].get("mutes", True):
         out.append(
             f'<p class="meta">mutes.json is unreadable: {e(str(act["sources"].get("mutes_problem")))}</p>'
@@ -196,11 +199,11 @@ def render(data: dict[str, Any]) -> str:
 
 def _habit(habit: dict[str, Any]) -> str:
     e = escape
-    verb = "Do" if habit["polarity"] == 1 else "Avoid"
     tags = [
         habit["status"].replace("_", " "),
         habit["stage"],
         habit["origin"],
+        *(["avoid"] if habit["polarity"] == -1 else []),
         f"confidence {habit['confidence_bp'] / 100:.0f}%",
         f"{habit['observations']} observations over {habit['days']} days",
     ]
@@ -209,7 +212,7 @@ def _habit(habit: dict[str, Any]) -> str:
     parts = [
         f'<div class="habit" id="{e(habit["id"])}" data-status="{e(habit["status"])}">',
         f'<div class="wording"><span class="condition">{e(habit["condition"])}</span> '
-        f'&rarr; <span class="verb">{verb}:</span> <span class="behavior">{e(habit["behavior"])}</span></div>',
+        f'&rarr; <span class="behavior">{e(habit["behavior"])}</span></div>',
         '<div class="tags">'
         + "".join(f"<span>{e(t)}</span>" for t in tags)
         + f" <code>{e(habit['id'])}</code></div>",

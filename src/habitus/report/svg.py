@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from html import escape
 
-WIDTH = 640
-HEIGHT = 120
+WIDTH = 420
+HEIGHT = 110
 PAD_LEFT = 36
 PAD_BOTTOM = 18
 PAD_TOP = 8
@@ -19,12 +19,16 @@ def bar_chart(label: str, key: str, days: list[str], values: list[int]) -> str:
     step = plot_w / max(1, len(values))
     width = max(1.0, step * 0.75)
     parts = [
-        f'<svg class="chart" data-series="{escape(key)}" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" '
-        f'height="{HEIGHT}" role="img" aria-label="{escape(label)} per day" xmlns="http://www.w3.org/2000/svg">',
+        f'<svg class="chart" data-series="{escape(key)}" viewBox="0 0 {WIDTH} {HEIGHT}" '
+        f'preserveAspectRatio="xMinYMin meet" role="img" aria-label="{escape(label)} per day" '
+        'xmlns="http://www.w3.org/2000/svg">',
         f'<line class="axis" x1="{PAD_LEFT}" y1="{HEIGHT - PAD_BOTTOM}" x2="{WIDTH}" y2="{HEIGHT - PAD_BOTTOM}"/>',
-        f'<text class="tick" x="{PAD_LEFT - 4}" y="{PAD_TOP + 8}" text-anchor="end">{top}</text>',
         f'<text class="tick" x="{PAD_LEFT - 4}" y="{HEIGHT - PAD_BOTTOM}" text-anchor="end">0</text>',
     ]
+    if top:
+        parts.append(
+            f'<text class="tick" x="{PAD_LEFT - 4}" y="{PAD_TOP + 8}" text-anchor="end">{top}</text>'
+        )
     for i, (day, value) in enumerate(zip(days, values, strict=True)):
         h = 0.0 if top == 0 else plot_h * value / top
         x = PAD_LEFT + i * step + (step - width) / 2
