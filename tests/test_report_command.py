@@ -71,6 +71,16 @@ def test_the_page_names_the_root_with_the_home_folder_as_tilde(
     assert "alice" not in page and "from ~/.local/share/habitus." in page
 
 
+def test_a_habit_shows_twenty_quotes_and_counts_the_rest(state_root: Path, tmp_path: Path) -> None:
+    quotes = [(days_back(i % 5), f"quote number {i:02d}") for i in range(25)]
+    candidate(state_root, 2, "When a commit is requested", "Run the linter first", quotes)
+    out = tmp_path / "r.html"
+    assert run(["report", "--out", str(out)]).exit == 0
+    page = out.read_text()
+    assert page.count('<blockquote class="quote">') == 20
+    assert "and 5 more quotes" in page
+
+
 def test_report_on_a_fresh_root_creates_no_state(state_root: Path, tmp_path: Path) -> None:
     done = run(["report", "--out", str(tmp_path / "r.html")])
     assert done.exit == 0 and done.result["habits"] == {}

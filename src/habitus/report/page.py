@@ -96,7 +96,7 @@ def _habits(root: StateRoot, *, wait: float) -> tuple[list[dict[str, Any]], int]
                 continue
             observations, day_count = stats.get(habit["id"], (0, 0))
             stage = "declared" if habit["origin"] == "declared" else store.stage(observations, day_count)
-            evidence = store.evidence(conn, habit["id"])
+            quoted = [e for e in store.evidence(conn, habit["id"]) if e["note"]]
             out.append(
                 {
                     "id": habit["id"],
@@ -112,9 +112,9 @@ def _habits(root: StateRoot, *, wait: float) -> tuple[list[dict[str, Any]], int]
                     "days": day_count,
                     "quotes": [
                         {"day": e["day"], "actor": e["actor"], "text": _safe(e["note"])}
-                        for e in evidence
-                        if e["note"]
+                        for e in quoted[:MAX_QUOTES]
                     ],
+                    "more_quotes": max(0, len(quoted) - MAX_QUOTES),
                 }
             )
         conn.execute("COMMIT")
@@ -217,14 +217,13 @@ def _habit(habit: dict[str, Any]) -> str:
         + "".join(f"<span>{e(t)}</span>" for t in tags)
         + f" <code>{e(habit['id'])}</code></div>",
     ]
-    quotes = habit["quotes"]
-    for quote in quotes[:MAX_QUOTES]:
+    for quote in habit["quotes"]:
         parts.append(
             f'<blockquote class="quote"><span class="meta">{e(quote["day"])}</span> {e(quote["text"])}</blockquote>'
         )
-    if len(quotes) > MAX_QUOTES:
+    if habit["more_quotes"]:
         parts.append(
-            f'<p class="meta">and {len(quotes) - MAX_QUOTES} more quotes (`habitus habit show {e(habit["id"])}`).</p>'
+            f'<p class="meta">and {habit["more_quotes"]} more quotes (`habitus habit show {e(habit["id"])}`).</p>'
         )
     parts.append("</div>")
     return "\n".join(parts)
