@@ -127,3 +127,18 @@ def days_back_real(n: int) -> str:
     import time
 
     return time.strftime("%Y-%m-%d", time.gmtime(time.time() - n * 86400))
+
+
+def test_the_summary_names_configured_models_and_unknown_config_keys(state_root: Path) -> None:
+    from habitus.commands.status import report
+    from habitus.report.activity import activity
+    from habitus.state.root import StateRoot
+
+    assert run(["config", "preset", "claude"]).exit == 0
+    config = state_root / "config.toml"
+    config.write_text(config.read_text() + "\n[mystery]\nknob = 1\n")
+    root = StateRoot(state_root)
+    text = terminal.render(report(root, wait=1), activity(root, wait=1), color=False, unicode=False)
+    assert "models       claude (claude: analyze, advise)" in text
+    assert "unknown keys in" in text and "mystery" in text
+    assert "last 14 days (UTC)" in text and "·" not in text and "…" not in text  # an ASCII terminal

@@ -60,7 +60,7 @@ def render(status: dict[str, Any], activity: dict[str, Any], *, color: bool, uni
     versions = status["versions"]
     lines.append(
         bold(f"habitus {versions['habitus']}")
-        + dim(f"  python {versions['python']} · sqlite {versions['sqlite']}")
+        + dim(f"  python {versions['python']}{' ·' if unicode else ','} sqlite {versions['sqlite']}")
     )
     field("root", f"{status['root']}" + ("" if status["exists"] else dim("  (not created yet)")))
     enabled = status["enabled"]
@@ -69,6 +69,18 @@ def render(status: dict[str, Any], activity: dict[str, Any], *, color: bool, uni
         "  ".join(f"{name} {_on(enabled.get(name))}" for name in ("capture", "select", "advise"))
         + f"  analyzer {enabled.get('analyzer')}  judge {enabled.get('select_judge')}",
     )
+    models = status.get("models") or []
+    if models:
+        field(
+            "models",
+            ", ".join(
+                f"{m.get('name')} ({m.get('preset') or m.get('kind')}: {', '.join(m.get('used_for') or []) or 'unused'})"
+                for m in models
+            ),
+        )
+    unknown = status["config"].get("unknown_keys") or []
+    if unknown:
+        field("config", f"unknown keys in {status['config']['path']}: {', '.join(unknown)}")
     stores = status["stores"]
     field("stores", "  ".join(f"{name} {_store(s)}" for name, s in stores.items()))
     habits = status.get("habits")
