@@ -34,6 +34,7 @@ ORDER = (
     "habits",
     "analyze",
     "advise",
+    "report",
     "backup",
     "demo",
     "harnesses",

@@ -18,6 +18,7 @@ _habitus() {
             "|hooks") node="hooks" ;;
             "|memory") node="memory" ;;
             "|model") node="model" ;;
+            "|report") node="report" ;;
             "|restore") node="restore" ;;
             "|schedule") node="schedule" ;;
             "|select") node="select" ;;
@@ -288,6 +289,10 @@ _habitus() {
         "model remove|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "model use|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "model use|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "report|--days") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "report|--out") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "report|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "report|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "restore|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "restore|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "schedule install|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -307,7 +312,7 @@ _habitus() {
         "worker stop|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
     esac
     case "$node" in
-        "") COMPREPLY=($(compgen -W "advise analyze backup capture config dedupe demo eval habit hooks memory model restore schedule select status verify worker --help --version -V" -- "$cur")) ;;
+        "") COMPREPLY=($(compgen -W "advise analyze backup capture config dedupe demo eval habit hooks memory model report restore schedule select status verify worker --help --version -V" -- "$cur")) ;;
         "advise") COMPREPLY=($(compgen -W "mute mutes resume unmute --format --harness --help --json --pretty --root --transcript --wait" -- "$cur")) ;;
         "advise mute") COMPREPLY=($(compgen -W "--help --json --pretty --root --wait" -- "$cur")) ;;
         "advise mutes") COMPREPLY=($(compgen -W "--help --json --pretty --root --wait" -- "$cur")) ;;
@@ -373,6 +378,7 @@ _habitus() {
         "model list") COMPREPLY=($(compgen -W "--help --json --pretty --root --verify --wait" -- "$cur")) ;;
         "model remove") COMPREPLY=($(compgen -W "--help --json --pretty --root --wait" -- "$cur")) ;;
         "model use") COMPREPLY=($(compgen -W "--help --json --pretty --root --wait" -- "$cur")) ;;
+        "report") COMPREPLY=($(compgen -W "--days --help --json --out --pretty --root --wait" -- "$cur")) ;;
         "restore") COMPREPLY=($(compgen -W "--dry-run --help --json --pretty --root --wait" -- "$cur")) ;;
         "schedule") COMPREPLY=($(compgen -W "install remove status --help" -- "$cur")) ;;
         "schedule install") COMPREPLY=($(compgen -W "--help --json --pretty --print-crontab --root --wait" -- "$cur")) ;;

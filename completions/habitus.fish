@@ -27,6 +27,8 @@ function __habitus_node
                 set node 'memory'
             case '|model'
                 set node 'model'
+            case '|report'
+                set node 'report'
             case '|restore'
                 set node 'restore'
             case '|schedule'
@@ -172,6 +174,7 @@ complete -c habitus -n "test (__habitus_node) = ''" -a habit -d 'Review habits: 
 complete -c habitus -n "test (__habitus_node) = ''" -a hooks -d 'Print, install or uninstall hook settings for Claude Code, Codex, Gemini.'
 complete -c habitus -n "test (__habitus_node) = ''" -a memory -d 'Retain, recall and retrieve durable memories.'
 complete -c habitus -n "test (__habitus_node) = ''" -a model -d 'Manage local embedding models: add, list, use, remove.'
+complete -c habitus -n "test (__habitus_node) = ''" -a report -d 'Write an HTML page of recent activity and the habit list.'
 complete -c habitus -n "test (__habitus_node) = ''" -a restore -d 'Restore the state root from a backup.'
 complete -c habitus -n "test (__habitus_node) = ''" -a schedule -d 'Install, check or remove the daily analyze timer.'
 complete -c habitus -n "test (__habitus_node) = ''" -a select -d 'Choose the approved habits that apply to a prompt.'
@@ -631,6 +634,13 @@ complete -c habitus -n "test (__habitus_node) = 'model use'" -l json
 complete -c habitus -n "test (__habitus_node) = 'model use'" -l pretty
 complete -c habitus -n "test (__habitus_node) = 'model use'" -l root -r
 complete -c habitus -n "test (__habitus_node) = 'model use'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'report'" -l days -r
+complete -c habitus -n "test (__habitus_node) = 'report'" -l help
+complete -c habitus -n "test (__habitus_node) = 'report'" -l json
+complete -c habitus -n "test (__habitus_node) = 'report'" -l out -r
+complete -c habitus -n "test (__habitus_node) = 'report'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'report'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'report'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'restore'" -l dry-run
 complete -c habitus -n "test (__habitus_node) = 'restore'" -l help
 complete -c habitus -n "test (__habitus_node) = 'restore'" -l json

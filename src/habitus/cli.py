@@ -36,6 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "memory": ("habitus.commands.memory", "Retain, recall and retrieve durable memories."),
     "model": ("habitus.commands.model", "Manage local embedding models: add, list, use, remove."),
+    "report": ("habitus.commands.report", "Write an HTML page of recent activity and the habit list."),
     "restore": ("habitus.commands.restore", "Restore the state root from a backup."),
     "schedule": ("habitus.commands.schedule", "Install, check or remove the daily analyze timer."),
     "select": ("habitus.commands.select", "Choose the approved habits that apply to a prompt."),

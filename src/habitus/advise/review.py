@@ -260,6 +260,14 @@ def run(
                 )
                 if action != "deliver":
                     counts[action] += 1
+                    if action == "muted":
+                        store.add_muted(
+                            conn,
+                            scope=source.session,
+                            finding=finding,
+                            severity=candidate.severity,
+                            reviewer=candidate.reviewer,
+                        )
                     continue
                 counts["delivered"] += 1
                 channel = route(candidate)

@@ -240,6 +240,17 @@ def add_note(
     return int(cur.lastrowid or 0)
 
 
+def add_muted(conn: sqlite3.Connection, *, scope: str, finding: str, severity: str, reviewer: str) -> None:
+    """Remember, without any text, that a note of a muted finding was held back at review: one row
+    so that `habitus status` and `habitus report` can count muted notes per day."""
+    now = utc_now()
+    conn.execute(
+        "INSERT INTO advise_notes (scope, finding, severity, tag, reviewer, note, status, channel, created_at,"
+        " delivered_at) VALUES (?, ?, ?, NULL, ?, '', 'muted', NULL, ?, NULL)",
+        (scope, finding, severity, reviewer, now),
+    )
+
+
 def take_pending(
     conn: sqlite3.Connection, scope: str, *, muted: set[str], max_age_hours: int
 ) -> list[dict[str, Any]]:

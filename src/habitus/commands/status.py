@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import platform
 import sqlite3
+import sys
 from typing import Any
 
 import click
@@ -27,9 +28,14 @@ MAN = {
     "reports the unread records per generation, the last analyze run, the instructions waiting for a "
     "repeat, and quarantined model answers and failed batches; advise reports reviews, failures, "
     "consecutive_failures, notes (delivered, suppressed, muted, dropped, held, expired, pending), paused "
-    "(null or since and reason) and mutes (ok, count).",
+    "(null or since and reason) and mutes (ok, count). On a terminal (stdout a TTY) status prints a readable summary instead, with the last 14 "
+    "days of activity as bars: habits selected, prompts checked, notes delivered and muted, mutes "
+    "added, observations captured, analyze runs and proposals (UTC days). NO_COLOR turns colour off. "
+    "Off a terminal (a pipe, a file), or with --pretty, the output is the JSON above, unchanged; `habitus report` "
+    "writes the activity as JSON and HTML.",
     "files": "Reads config.toml, ledger.sqlite, memory.sqlite, observations/ (manifests only) and "
-    "errors.jsonl; never creates or migrates anything.",
+    "errors.jsonl; on a terminal also mutes.json and the observation log's record timestamps (a "
+    "binary search per day, never a payload). Never creates or migrates anything.",
 }
 
 
@@ -41,11 +47,32 @@ def cli(root: StateRoot, wait: float, pretty: bool) -> None:
 
     Never creates state: on a fresh machine it reports what would be used.
     A store from a newer habitus, or a corrupt one, is refused (exit 3).
+    On a terminal it prints a readable summary with the last 14 days of
+    activity; piped, or with --json or --pretty, it prints the JSON object.
 
     \b
-    Example:  habitus status --pretty
+    Examples:
+      habitus status
+      habitus status | jq .habits
     """
-    io.write_result(report(root, wait=wait), pretty=pretty)
+    result = report(root, wait=wait)
+    from habitus import render
+
+    if not pretty and render.for_people(sys.stdout):  # --pretty and --json ask for the JSON
+        from habitus.report import terminal
+        from habitus.report.activity import activity
+
+        recent = activity(root, wait=wait)
+        text = terminal.render(
+            result,
+            recent,
+            color=terminal.wants_color(),
+            unicode=terminal.can_draw_blocks(sys.stdout.encoding),
+        )
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    io.write_result(result, pretty=pretty)
 
 
 def report(root: StateRoot, *, wait: float) -> dict[str, Any]:

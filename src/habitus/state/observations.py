@@ -977,3 +977,77 @@ def _verify_generation(paths: _Paths, manifest: Manifest, archived: bool, issue:
         issue("size_mismatch", gen, None, f"{jsonl}: record count does not match the manifest")
     elif prev != manifest.last_ref:
         issue("chain_broken", gen, seq, "the last record does not match the manifest")
+
+
+# -- activity -----------------------------------------------------------------------------------
+
+_AT_PREFIX = b'{"at":"'
+_AT_BYTES = len(_AT_PREFIX) + len("2026-01-01T00:00:00.000Z")
+
+
+def records_per_day(root: StateRoot, days: list[str]) -> dict[str, int]:
+    """Committed records per UTC day (`YYYY-MM-DD`, ascending, consecutive) over every readable
+    generation, for `habitus status` and `habitus report`. Reads manifests and, per generation, a
+    binary search over the index for each day boundary: only each probed record's leading `at`
+    stamp (canonical JSON sorts it first), never a payload, so the cost is O(days x log records).
+    Records are appended in time order; a wall clock stepped back only blurs a boundary.
+    Takes no lock and creates nothing; corrupt manifests or index entries fail closed."""
+    counts = dict.fromkeys(days, 0)
+    if not days or not _paths(root).folder.is_dir():
+        return counts
+    bounds = [*days, _next_day(days[-1])]
+    for info in generations(root):
+        if info.last_seq == 0:
+            continue
+        jsonl, idx, _ = _paths(root).data(info.generation, archived=info.archived)
+        try:
+            firsts = _first_seqs(jsonl, idx, info, bounds)
+        except FileNotFoundError:
+            continue  # rotated or expired while being read: its records are counted where they went
+        for day, start, end in zip(days, firsts, firsts[1:], strict=False):
+            counts[day] += end - start
+    return counts
+
+
+def _next_day(day: str) -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime(calendar.timegm(time.strptime(day, "%Y-%m-%d")) + 86400))
+
+
+def _first_seqs(jsonl: Path, idx: Path, info: GenerationInfo, bounds: list[str]) -> list[int]:
+    """For each boundary day, the first seq whose record is stamped on or after it (last_seq + 1 if none)."""
+    idx_fd = files.open_private(idx, os.O_RDONLY)
+    try:
+        log_fd = files.open_private(jsonl, os.O_RDONLY)
+        try:
+
+            def stamp(seq: int) -> str:
+                start = 0
+                if seq > 1:
+                    raw = os.pread(idx_fd, IDX_WIDTH, (seq - 2) * IDX_WIDTH)
+                    if len(raw) != IDX_WIDTH:
+                        raise HabitusError("state_corrupt", f"{idx}: index entry {seq - 1} is missing")
+                    start = int(struct.unpack(">Q", raw)[0])
+                head = os.pread(log_fd, _AT_BYTES, start)
+                if not head.startswith(_AT_PREFIX) or len(head) != _AT_BYTES:
+                    raise HabitusError(
+                        "state_corrupt",
+                        f"{jsonl}: record {seq} does not start with its timestamp",
+                        hint="run habitus verify",
+                    )
+                return head[len(_AT_PREFIX) : len(_AT_PREFIX) + 10].decode("ascii", "replace")
+
+            found = []
+            for bound in bounds:
+                low, high = 1, info.last_seq + 1
+                while low < high:
+                    middle = (low + high) // 2
+                    if stamp(middle) < bound:
+                        low = middle + 1
+                    else:
+                        high = middle
+                found.append(low)
+            return found
+        finally:
+            os.close(log_fd)
+    finally:
+        os.close(idx_fd)
