@@ -200,13 +200,17 @@ def show_command(ref: str | None, root: StateRoot, wait: float, pretty: bool) ->
             }
             for r in store.relations(ledger.conn, habit_id)
         ]
+        trail = store.audit_of(ledger.conn, habit_id)
         body["audit"] = [
             {
                 k: (codec.loads(a[k]) if k == "data" else a[k])
                 for k in ("action", "actor", "before", "after", "data", "created_at")
             }
-            for a in store.audit_of(ledger.conn, habit_id)
+            for a in trail
         ]
+        from habitus.habits.adopt import provenance
+
+        body["provenance"] = provenance(trail)
     io.write_result({"habit": body}, pretty=pretty)
 
 
@@ -466,3 +470,9 @@ def recheck_command(refs: tuple[str, ...], root: StateRoot, wait: float, pretty:
         ids = [_target(ledger, ref, None)[0] for ref in refs] or None
         result = recheck(ledger, ids, embedder=_embedder(root))
     io.write_result(result, pretty=pretty)
+
+
+# export and import live in their own module (habitus.commands.habit_share)
+from habitus.commands import habit_share  # noqa: E402
+
+habit_share.attach(cli)
