@@ -47,6 +47,8 @@ _habitus() {
             "habit|disable") node="habit disable" ;;
             "habit|enable") node="habit enable" ;;
             "habit|example") node="habit example" ;;
+            "habit|export") node="habit export" ;;
+            "habit|import") node="habit import" ;;
             "habit|list") node="habit list" ;;
             "habit|recheck") node="habit recheck" ;;
             "habit|reject") node="habit reject" ;;
@@ -174,6 +176,13 @@ _habitus() {
         "habit example list|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit example remove|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit example remove|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "habit export|--format") COMPREPLY=($(compgen -W "claude-md agents-md cursor gemini" -- "$cur")); return ;;
+        "habit export|--check") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "habit export|--out") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "habit export|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "habit export|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "habit import|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "habit import|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit list|--status") COMPREPLY=($(compgen -W "candidate active disabled dormant archived suppressed_by_law" -- "$cur")); return ;;
         "habit list|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit list|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -329,7 +338,7 @@ _habitus() {
         "eval analyze") COMPREPLY=($(compgen -W "--conversation --help --labels --pretty" -- "$cur")) ;;
         "eval memory") COMPREPLY=($(compgen -W "--help --hybrid --memories --no-hybrid --pretty --queries --root --top --wait -k" -- "$cur")) ;;
         "eval select") COMPREPLY=($(compgen -W "--cases --habits --help --judge --part --pretty --root --wait" -- "$cur")) ;;
-        "habit") COMPREPLY=($(compgen -W "approve archive declare disable enable example list recheck reject show --help" -- "$cur")) ;;
+        "habit") COMPREPLY=($(compgen -W "approve archive declare disable enable example export import list recheck reject show --help" -- "$cur")) ;;
         "habit approve") COMPREPLY=($(compgen -W "--checksum --help --pretty --root --wait" -- "$cur")) ;;
         "habit archive") COMPREPLY=($(compgen -W "--checksum --help --pretty --root --wait" -- "$cur")) ;;
         "habit declare") COMPREPLY=($(compgen -W "--behavior --condition --confidence --example --help --polarity --pretty --root --wait" -- "$cur")) ;;
@@ -339,6 +348,8 @@ _habitus() {
         "habit example add") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "habit example list") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "habit example remove") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
+        "habit export") COMPREPLY=($(compgen -W "--check --format --help --intact --out --pretty --raw --root --wait" -- "$cur")) ;;
+        "habit import") COMPREPLY=($(compgen -W "--help --pretty --project --root --wait" -- "$cur")) ;;
         "habit list") COMPREPLY=($(compgen -W "--all --help --pretty --root --status --wait" -- "$cur")) ;;
         "habit recheck") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "habit reject") COMPREPLY=($(compgen -W "--checksum --help --pretty --root --wait" -- "$cur")) ;;

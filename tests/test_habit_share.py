@@ -135,6 +135,41 @@ def test_check_passes_when_current_and_fails_when_stale(tmp_path: Path) -> None:
     assert target.read_bytes() == before
 
 
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_check_intact_needs_no_ledger_and_catches_hand_edits(fmt: str, tmp_path: Path) -> None:
+    declared(*ERRORS)
+    declared(*GOFMT)
+    target = tmp_path / share.FORMATS[fmt]
+    assert export(fmt, "--out", str(target)).exit == 0
+    ci = tmp_path / "ci-root"  # CI has no ledger
+    ok = export(fmt, "--check", str(target), "--intact", root=ci)
+    assert ok.exit == 0 and ok.result == {
+        "v": 1,
+        "path": str(target),
+        "format": fmt,
+        "habits": 2,
+        "current": True,
+    }
+    assert not (ci / "ledger.sqlite").exists()
+    text = target.read_text()
+    lines = text.splitlines(keepends=True)
+    first = next(i for i, line in enumerate(lines) if line.startswith("- "))
+    swapped = [*lines[:first], lines[first + 1], lines[first], *lines[first + 2 :]]
+    for edited in (
+        text.replace(ERRORS[1], ERRORS[1] + "!"),  # reworded by hand
+        text.replace(" <!-- habitus:habit", "", 1),  # metadata dropped
+        "".join(swapped),  # out of order
+        text.replace("## Habits", "## Our habits"),
+    ):
+        target.write_text(edited)
+        stale = export(fmt, "--check", str(target), "--intact", root=ci)
+        assert stale.exit == 1 and stale.error["code"] == "export_stale", edited
+        assert target.read_text() == edited
+    target.unlink()
+    assert export(fmt, "--check", str(target), "--intact", root=ci).error["code"] == "export_stale"
+    assert export(fmt, "--intact", root=ci).error["code"] == "usage"
+
+
 def test_a_new_cursor_rule_has_front_matter_and_markdown_files_do_not(tmp_path: Path) -> None:
     declared(*ERRORS)
     rule = tmp_path / ".cursor" / "rules" / "habitus.mdc"

@@ -16,16 +16,21 @@ from habitus.state.root import StateRoot
 MAN = {
     "stdin": 'declare reads {"condition", "behavior", "polarity", "confidence_bp", "examples"} when '
     "--condition and --behavior are not given. approve, reject, disable, enable, archive and show read "
-    '{"id", "checksum"} when REF is not given. list and recheck do not read stdin.',
+    '{"id", "checksum"} when REF is not given. list, recheck, export and import do not read stdin.',
     "stdout": 'list: {"v":1,"items":[{"n","id","status","condition","behavior","polarity","confidence_bp",'
     '"checksum","evidence":{"observations","days","stage"},"pending_relations",...}],"counts",'
     '"snapshot_expires_at"}. show: {"v":1,"habit":{...,"evidence","relations","audit"}}. '
     'declare/approve/reject/disable/enable/archive: {"v":1,"habit":{...},"outcome"}. '
     'recheck: {"v":1,"checked","updated","suppressed","restored","law","vectors"}. '
     'example add/list/remove: {"v":1,"habit","examples":[{"id","text","source","created_at"}]}. '
+    'export: {"v":1,"format","habits","text"}, or with --out {"v":1,"path","format","habits","changed",'
+    '"created"}, with --check {"v":1,"path","format","habits","current":true}. '
+    'import: {"v":1,"source","sha256","items":[{"line","outcome","id","status","checksum",...}],'
+    '"rejected":[{"line","reason","message"}],"counts"}. '
     "A habit's checksum is its review checksum: SHA-256 over its normalised wording and polarity.",
     "files": "<root>/ledger.sqlite (habits, evidence, relations, audit, vectors, review snapshots); "
-    "<root>/law.md (optional law: `deny: PHRASE` lines); the embedding model (see habitus-model(1)).",
+    "<root>/law.md (optional law: `deny: PHRASE` lines); the embedding model (see habitus-model(1)); "
+    "export and import: CLAUDE.md, AGENTS.md, GEMINI.md, .cursor/rules/*.mdc, a repository's HABITS.md.",
 }
 
 REF_HELP = "A number from the last `habit list` (valid 15 minutes) or a habit id (h-...)."
@@ -40,7 +45,9 @@ def cli() -> None:
     minutes, so people can say `habit approve 2`; scripts pass the id and the
     checksum that `list` or `show` printed. A changed wording, an expired list
     or a changed law answers `stale` (exit 3); a law conflict or an unresolved
-    possible duplicate answers `refused` (exit 3).
+    possible duplicate answers `refused` (exit 3). `export` writes the approved
+    habits into CLAUDE.md, AGENTS.md, GEMINI.md or a Cursor rule; `import` reads
+    such a file back as candidates.
 
     \b
     Examples:

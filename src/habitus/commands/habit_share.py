@@ -48,6 +48,29 @@ def _approved(root: StateRoot, wait: float) -> list[Any]:
     return shown
 
 
+def _listed(before: Any, where: str) -> list[Any]:
+    """The habits a block lists, as export would show them; an entry export would not write is stale."""
+    from habitus.habits import share
+    from habitus.habits.wording import wording_checksum
+
+    entries, rejected = share.parse(share.decode(before.data, where), where)
+    if rejected or any(e.exported is None or e.edited for e in entries):
+        first = min([r.line for r in rejected] + [e.line for e in entries if e.exported is None or e.edited])
+        raise HabitusError(
+            "export_stale",
+            f"{where}: line {first} is not an entry as habitus exports it (edited by hand?)",
+            hint="re-export it from a ledger that holds these habits",
+            path=where,
+            line=first,
+        )
+    return [
+        share.Shown(
+            e.condition, e.behavior, e.polarity, wording_checksum(e.condition, e.behavior, e.polarity)
+        )
+        for e in entries
+    ]
+
+
 @click.command("export")
 @click.option(
     "--format",
@@ -69,6 +92,12 @@ def _approved(root: StateRoot, wait: float) -> list[Any]:
     metavar="FILE",
     help="Change nothing; exit 1 (export_stale) unless FILE's block is what --out would write.",
 )
+@click.option(
+    "--intact",
+    is_flag=True,
+    help="With --check: compare the block with the habits it lists instead of this ledger (no hand "
+    "edits, nothing out of order); for CI, which has no ledger.",
+)
 @click.option("--raw", is_flag=True, help="Without --out/--check: print the text itself instead of JSON.")
 @state_options
 @output_options
@@ -76,6 +105,7 @@ def export_command(
     format_name: str,
     out: Path | None,
     check: Path | None,
+    intact: bool,
     raw: bool,
     root: StateRoot,
     wait: float,
@@ -93,7 +123,8 @@ def export_command(
     Examples:
       habitus habit export --format claude-md --out CLAUDE.md
       habitus habit export --format cursor --out .cursor/rules/habitus.mdc
-      habitus habit export --format agents-md --check AGENTS.md   # in CI
+      habitus habit export --format agents-md --check AGENTS.md   # before committing
+      habitus habit export --format agents-md --check AGENTS.md --intact   # in CI
       habitus habit export --format gemini --raw
     """
     from habitus.habits import share
@@ -103,9 +134,15 @@ def export_command(
         raise HabitusError("usage", "give --out or --check, not both")
     if raw and (out is not None or check is not None):
         raise HabitusError("usage", "--raw prints to stdout; it does not go with --out or --check")
-    habits = _approved(root, wait)
-    block = share.render(habits)
+    if intact and check is None:
+        raise HabitusError("usage", "--intact goes with --check FILE")
     target = out or check
+    if intact and check is not None:
+        before = shared_file.read_target(check)
+        habits = _listed(before, str(check)) if before.exists else []
+    else:
+        habits = _approved(root, wait)
+    block = share.render(habits)
     if target is None:
         text = share.new_file(block, format_name)
         if raw:
@@ -114,7 +151,8 @@ def export_command(
             return
         io.write_result({"format": format_name, "habits": len(habits), "text": text}, pretty=pretty)
         return
-    before = shared_file.read_target(target)
+    if not intact:
+        before = shared_file.read_target(target)
     existing = share.decode(before.data, str(target)) if before.exists else None
     text = share.splice(existing, block, format_name, str(target))
     data = text.encode("utf-8")
