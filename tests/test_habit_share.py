@@ -148,6 +148,7 @@ def test_check_intact_needs_no_ledger_and_catches_hand_edits(fmt: str, tmp_path:
         "path": str(target),
         "format": fmt,
         "habits": 2,
+        "left_out": 0,
         "current": True,
     }
     assert not (ci / "ledger.sqlite").exists()
@@ -220,6 +221,17 @@ def test_only_active_approved_habits_go_out(tmp_path: Path) -> None:
     text = export("claude-md").result["text"]
     assert ERRORS[1] in text and GOFMT[1] not in text
     assert export("claude-md").result["habits"] == 1 and active["status"] == "active"
+
+
+def test_habits_checked_against_an_older_law_are_left_out_and_counted(state_root: Path) -> None:
+    declared(*ERRORS)
+    declared(*GOFMT)
+    (state_root / "law.md").write_text("deny: gofmt\n")
+    out = export("claude-md")
+    assert out.result["habits"] == 0 and out.result["left_out"] == 2  # until `habit recheck`
+    assert run(["habit", "recheck"]).exit == 0
+    out = export("claude-md")
+    assert out.result["habits"] == 1 and out.result["left_out"] == 0 and GOFMT[1] not in out.result["text"]
 
 
 def test_no_ledger_exports_an_empty_block_and_creates_no_state(state_root: Path) -> None:

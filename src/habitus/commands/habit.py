@@ -23,8 +23,9 @@ MAN = {
     'declare/approve/reject/disable/enable/archive: {"v":1,"habit":{...},"outcome"}. '
     'recheck: {"v":1,"checked","updated","suppressed","restored","law","vectors"}. '
     'example add/list/remove: {"v":1,"habit","examples":[{"id","text","source","created_at"}]}. '
-    'export: {"v":1,"format","habits","text"}, or with --out {"v":1,"path","format","habits","changed",'
-    '"created"}, with --check {"v":1,"path","format","habits","current":true}. '
+    'export: {"v":1,"format","habits","left_out","text"}, or with --out {"v":1,"path","format","habits",'
+    '"left_out","changed","created"}, with --check {...,"current":true}; left_out counts active habits '
+    "not exported until `habit recheck` (checked against an older law). "
     'import: {"v":1,"source","sha256","items":[{"line","outcome","id","status","checksum",...}],'
     '"rejected":[{"line","reason","message"}],"counts"}. '
     "A habit's checksum is its review checksum: SHA-256 over its normalised wording and polarity.",

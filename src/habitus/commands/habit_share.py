@@ -19,8 +19,9 @@ PROJECT_FILE = "HABITS.md"
 EXPORT_LIMIT = 10_000
 
 
-def _approved(root: StateRoot, wait: float) -> list[Any]:
-    """The active, approved, law-valid habits, re-checked by the wording law (redactor included)."""
+def _approved(root: StateRoot, wait: float) -> tuple[list[Any], int]:
+    """The active, approved, law-valid habits, re-checked by the wording law (redactor included), and
+    how many active habits were left out (checked against an older law: `habit recheck`)."""
     from habitus.habits import law as lawmod
     from habitus.habits.share import Shown
     from habitus.habits.store import Ledger, active_habits
@@ -28,9 +29,10 @@ def _approved(root: StateRoot, wait: float) -> list[Any]:
 
     ledger = Ledger.open_read(root, wait=wait)
     if ledger is None:
-        return []
+        return [], 0
     with ledger:
         found = active_habits(ledger.conn, lawmod.load(root), limit=EXPORT_LIMIT)
+        active = ledger.conn.execute("SELECT COUNT(*) FROM habits WHERE status = 'active'").fetchone()[0]
     shown = []
     for habit in found:
         try:
@@ -45,7 +47,7 @@ def _approved(root: StateRoot, wait: float) -> list[Any]:
                 id=habit.id,
             ) from None
         shown.append(Shown(habit.condition, habit.behavior, habit.polarity, habit.wording))
-    return shown
+    return shown, int(active) - len(shown)
 
 
 def _listed(before: Any, where: str) -> list[Any]:
@@ -139,9 +141,9 @@ def export_command(
     target = out or check
     if intact and check is not None:
         before = shared_file.read_target(check)
-        habits = _listed(before, str(check)) if before.exists else []
+        habits, left_out = (_listed(before, str(check)) if before.exists else []), 0
     else:
-        habits = _approved(root, wait)
+        habits, left_out = _approved(root, wait)
     block = share.render(habits)
     if target is None:
         text = share.new_file(block, format_name)
@@ -149,14 +151,21 @@ def export_command(
             sys.stdout.buffer.write(text.encode("utf-8"))
             sys.stdout.buffer.flush()
             return
-        io.write_result({"format": format_name, "habits": len(habits), "text": text}, pretty=pretty)
+        io.write_result(
+            {"format": format_name, "habits": len(habits), "left_out": left_out, "text": text}, pretty=pretty
+        )
         return
     if not intact:
         before = shared_file.read_target(target)
     existing = share.decode(before.data, str(target)) if before.exists else None
     text = share.splice(existing, block, format_name, str(target))
     data = text.encode("utf-8")
-    result: dict[str, Any] = {"path": str(target), "format": format_name, "habits": len(habits)}
+    result: dict[str, Any] = {
+        "path": str(target),
+        "format": format_name,
+        "habits": len(habits),
+        "left_out": left_out,
+    }
     if check is not None:
         if data != before.data or not before.exists:
             raise HabitusError(
@@ -223,7 +232,9 @@ def import_command(file: Path | None, project: bool, root: StateRoot, wait: floa
         from habitus.embed import load_embedder
 
         with Ledger.open(root, wait=wait) as ledger:
-            outcome = adopt.adopt(ledger, entries, source=source, data=data, embedder=load_embedder(root))
+            outcome = adopt.adopt(
+                ledger, entries, source=source, data=data, load_embedder=lambda: load_embedder(root)
+            )
         items = outcome["items"]
     counts = {
         name: sum(i["outcome"] == name for i in items) for name in ("created", "exists", "rejected_before")

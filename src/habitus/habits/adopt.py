@@ -18,6 +18,7 @@ All new candidates are written in one transaction: an error writes none of them.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from habitus import codec
@@ -72,15 +73,18 @@ def adopt(
     *,
     source: str,
     data: bytes,
-    embedder: Embedder,
+    load_embedder: Callable[[], Embedder],
 ) -> dict[str, Any]:
-    """Record checked entries (see `check`) as candidates; returns one outcome per entry."""
+    """Record checked entries (see `check`) as candidates; returns one outcome per entry. The
+    embedding model is loaded only when an entry is new here (for the duplicate check)."""
     digest = hashlib.sha256(data).hexdigest()
     fresh = [
         e for e in entries if _existing(ledger, wording_checksum(e.condition, e.behavior, e.polarity)) is None
     ]
-    prepared = {e.line: vectors.prepare(embedder, e.condition, e.behavior) for e in fresh}
-    if fresh:
+    embedder = load_embedder() if fresh else None
+    prepared: dict[int, vectors.Prepared] = {}
+    if embedder is not None:
+        prepared = {e.line: vectors.prepare(embedder, e.condition, e.behavior) for e in fresh}
         lifecycle._prepare(ledger, embedder, [])  # approved habits' vectors, for the duplicate check
     outcomes: list[dict[str, Any]] = []
     with ledger.tx():
@@ -117,7 +121,12 @@ def adopt(
                 "edited": entry.edited,
             }
             ready = prepared.get(entry.line)
-            if habit["status"] == "candidate" and ready is not None and vectors.matches(habit, ready):
+            if (
+                embedder is not None
+                and habit["status"] == "candidate"
+                and ready is not None
+                and vectors.matches(habit, ready)
+            ):
                 vectors.store(ledger.conn, habit["id"], ready)
                 opened = lifecycle._check_candidate(ledger, habit, embedder, "user")
                 if opened:
