@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
-from conftest import Run, run
+from conftest import Run, run, run_process
 from habit_helpers import ERRORS, GOFMT, RELEASE, RELEASE_PARAPHRASE, declared
 from habitus.habits import share
 
@@ -489,3 +491,48 @@ def test_project_habits_import_from_the_repository(tmp_path: Path, monkeypatch: 
     monkeypatch.chdir(tmp_path)
     assert run(["habit", "import", "--project"]).error["code"] == "no_project"
     assert run(["habit", "import"]).error["code"] == "usage"
+
+
+_TEXT = st.text(
+    alphabet=st.characters(
+        blacklist_categories=("Cc", "Cs", "Zl", "Zp"), blacklist_characters="\u200e\u200f"
+    ),
+    min_size=1,
+    max_size=80,
+)
+
+
+@given(condition=_TEXT, behavior=_TEXT, polarity=st.sampled_from([1, -1]), joined=st.booleans())
+@settings(max_examples=60, deadline=None)
+def test_any_valid_wording_round_trips_through_the_block(
+    condition: str, behavior: str, polarity: int, joined: bool
+) -> None:
+    from habitus.errors import HabitusError
+    from habitus.habits.wording import clean_field, wording_checksum
+
+    if joined:  # wordings that hold the separator themselves
+        condition, behavior = f"{condition} -> {behavior}", f"{behavior} -> {condition}"
+    try:
+        condition, behavior = clean_field("condition", condition), clean_field("behavior", behavior)
+    except HabitusError:
+        assume(False)
+    wording = wording_checksum(condition, behavior, polarity)
+    text = share.splice(
+        "# Top\n", share.render([share.Shown(condition, behavior, polarity, wording)]), "agents-md", "x"
+    )
+    entries, rejected = share.parse(text, "x")
+    assert rejected == []
+    assert [(e.condition, e.behavior, e.polarity, e.edited) for e in entries] == [
+        (condition, behavior, polarity, False)
+    ]
+
+
+def test_the_installed_command_exports_through_a_real_pipe(tmp_path: Path) -> None:
+    declared(*ERRORS)
+    raw = run_process(["habit", "export", "--format", "agents-md", "--raw"])
+    assert raw.exit == 0 and raw.stderr == b""
+    source = tmp_path / "AGENTS.md"
+    source.write_bytes(raw.stdout)
+    got = run_process(["habit", "import", str(source), "--root", str(tmp_path / "b")])
+    assert got.exit == 0, got.stderr
+    assert got.result["counts"]["created"] == 1
