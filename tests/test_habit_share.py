@@ -181,6 +181,10 @@ def test_a_new_cursor_rule_has_front_matter_and_markdown_files_do_not(tmp_path: 
     front, _, body = text.partition("---\n\n")
     assert front.startswith("---\ndescription: ") and "\nalwaysApply: true\n" in front
     assert body.startswith(share.BEGIN)
+    empty = tmp_path / "empty.mdc"
+    empty.touch()  # `touch` then export: still a rule Cursor applies
+    assert export("cursor", "--out", str(empty)).exit == 0
+    assert empty.read_text() == text
     for fmt in ("claude-md", "agents-md", "gemini"):
         path = tmp_path / share.FORMATS[fmt]
         assert export(fmt, "--out", str(path)).exit == 0

@@ -144,6 +144,7 @@ def export_command(
         habits, left_out = (_listed(before, str(check)) if before.exists else []), 0
     else:
         habits, left_out = _approved(root, wait)
+        before = shared_file.read_target(target) if target is not None else None
     block = share.render(habits)
     if target is None:
         text = share.new_file(block, format_name)
@@ -155,8 +156,7 @@ def export_command(
             {"format": format_name, "habits": len(habits), "left_out": left_out, "text": text}, pretty=pretty
         )
         return
-    if not intact:
-        before = shared_file.read_target(target)
+    assert before is not None  # read above whenever there is a target
     existing = share.decode(before.data, str(target)) if before.exists else None
     text = share.splice(existing, block, format_name, str(target))
     data = text.encode("utf-8")
@@ -168,10 +168,11 @@ def export_command(
     }
     if check is not None:
         if data != before.data or not before.exists:
+            what = "the habits it lists" if intact else "the approved habits"
             raise HabitusError(
                 "export_stale",
                 f"{target}: "
-                + ("does not exist" if not before.exists else "its habitus block is not the approved habits"),
+                + ("does not exist" if not before.exists else f"its habitus block is not {what}"),
                 hint=f"run `habitus habit export --format {format_name} --out {target}` and commit it",
                 path=str(target),
             )

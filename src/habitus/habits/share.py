@@ -127,7 +127,7 @@ def newline_of(text: str) -> str:
 
 def splice(existing: str | None, block: str, format_name: str, where: str) -> str:
     """The file's new text: its block replaced (or appended), every other character as it was."""
-    if existing is None:
+    if not existing:  # absent or empty: a new file (a Cursor rule gets its front matter)
         return new_file(block, format_name)
     newline = newline_of(existing)
     block = block.replace("\n", newline) if newline != "\n" else block
@@ -135,8 +135,6 @@ def splice(existing: str | None, block: str, format_name: str, where: str) -> st
     if found is not None:
         start, end = found
         return existing[:start] + block + existing[end:]
-    if not existing:
-        return block + newline
     gap = newline if existing.endswith(("\n", "\r")) else newline * 2
     return existing + gap + block + newline
 
