@@ -540,3 +540,15 @@ def test_the_installed_command_exports_through_a_real_pipe(tmp_path: Path) -> No
     got = run_process(["habit", "import", str(source), "--root", str(tmp_path / "b")])
     assert got.exit == 0, got.stderr
     assert got.result["counts"]["created"] == 1
+
+
+def test_a_crlf_copy_of_an_export_imports_the_same(tmp_path: Path) -> None:
+    declared(*ERRORS)
+    declared(*ARROW)
+    text = export("agents-md").result["text"]
+    source = tmp_path / "AGENTS.md"
+    source.write_bytes(text.replace("\n", "\r\n").encode())
+    got = import_(source, tmp_path / "b")
+    assert got.exit == 0, got.stderr
+    assert [i["edited"] for i in got.result["items"]] == [False, False]
+    assert wordings(habits_of(tmp_path / "b")) == {(*ERRORS, 1), (*ARROW, 1)}
