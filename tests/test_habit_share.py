@@ -552,3 +552,18 @@ def test_a_crlf_copy_of_an_export_imports_the_same(tmp_path: Path) -> None:
     assert got.exit == 0, got.stderr
     assert [i["edited"] for i in got.result["items"]] == [False, False]
     assert wordings(habits_of(tmp_path / "b")) == {(*ERRORS, 1), (*ARROW, 1)}
+
+
+def test_a_file_saved_meanwhile_is_not_overwritten(tmp_path: Path) -> None:
+    from habitus.errors import HabitusError
+    from habitus.state import shared_file
+
+    target = tmp_path / "CLAUDE.md"
+    target.write_text("old\n")
+    before = shared_file.read_target(target)
+    target.write_text("an editor saved this meanwhile\n")
+    with pytest.raises(HabitusError) as caught:
+        shared_file.replace(before, b"habitus would write this\n")
+    assert caught.value.code == "io_error"
+    assert target.read_text() == "an editor saved this meanwhile\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["CLAUDE.md"]  # no temporary file left
