@@ -32,6 +32,15 @@ ENVIRONMENT = [
         "(default ~/.local/share/habitus).",
     ),
     ("HABITUS_DEBUG", "When set, an internal error also prints a Python traceback on stderr."),
+    (
+        "NO_COLOR",
+        "When set and not empty, tables, errors and progress bars on a terminal are drawn without colour.",
+    ),
+    (
+        "TERM",
+        "dumb: no colour and no cursor movement on a terminal. Off a terminal (a pipe, a file, a hook) "
+        "habitus writes JSON whatever it says.",
+    ),
 ]
 
 EXIT_MEANINGS = {
@@ -194,6 +203,9 @@ def man_page(name: str | None, nodes: list[tuple[list[str], click.Command]]) -> 
             out += [".TP", f"\\fB{roff(opts)}\\fR", roff(text)]
         examples += sub_examples
     out += [".SH STDIN", roff(man["stdin"]), ".SH STDOUT", roff(man["stdout"])]
+    human = _human_forms(name, subs)
+    if human:
+        out += [".PP", roff(human)]
     out += [".SH EXIT STATUS"]
     for status, meaning in EXIT_MEANINGS.items():
         out += [".TP", f"\\fB{int(status)}\\fR", roff(meaning)]
@@ -210,6 +222,24 @@ def man_page(name: str | None, nodes: list[tuple[list[str], click.Command]]) -> 
     see_also = ["habitus(1)"] if name else [f"habitus-{p[0]}(1)" for p, _ in subs]
     out += [".SH SEE ALSO", roff(", ".join(see_also))]
     return "\n".join(out) + "\n"
+
+
+def _human_forms(name: str | None, subs: list[tuple[list[str], click.Command]]) -> str:
+    """The sentence naming which of these commands print for a person on a terminal (habitus.render)."""
+    from habitus.render import RENDERERS
+
+    if name is None:
+        return ""  # the root page: each command's own page says
+    paths = [[name], *(p if p[:1] == [name] else [name, *p] for p, _ in subs)]
+    shown = sorted({" ".join(p) for p in paths if ".".join(p) in RENDERERS})
+    if not shown:
+        return ""
+    which = " and ".join(f"habitus {s}" for s in shown)
+    verb = "prints" if len(shown) == 1 else "print"
+    return (
+        f"On a terminal (stdout a TTY, neither --json nor --pretty given, not a hook) {which} {verb} a "
+        "table or summary for a person instead; anywhere else, or with --json, the JSON above."
+    )
 
 
 def _hook_note(command: click.Command) -> str:

@@ -295,13 +295,14 @@ def test_progress_goes_to_stderr_only_on_a_terminal(state_root: Path) -> None:
             stderr=slave,
             timeout=120,
             check=False,
+            env={**os.environ, "NO_COLOR": "1"},  # the count uninterrupted by colour codes
         )
         os.close(slave)
         shown = os.read(master, 65536)
     finally:
         os.close(master)
     assert done.returncode == 0 and orjson.loads(done.stdout)["records"] == 8
-    assert b"analyze [" in shown and b"8/8 records" in shown
+    assert b"analyze" in shown and b"8/8 records" in shown
 
 
 def test_status_reports_the_queue_last_run_and_quarantine(state_root: Path) -> None:

@@ -408,7 +408,7 @@ def test_habit_show_gives_the_provenance(tmp_path: Path) -> None:
 
 def test_a_native_habit_has_no_provenance() -> None:
     mine = declared(*ERRORS)
-    assert run(["habit", "show", mine["id"]]).result["habit"]["provenance"] is None
+    assert "provenance" not in run(["habit", "show", mine["id"]]).result["habit"]
 
 
 @pytest.mark.parametrize(
@@ -567,3 +567,19 @@ def test_a_file_saved_meanwhile_is_not_overwritten(tmp_path: Path) -> None:
     assert caught.value.code == "io_error"
     assert target.read_text() == "an editor saved this meanwhile\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["CLAUDE.md"]  # no temporary file left
+
+
+def test_a_person_at_a_terminal_sees_where_an_imported_habit_came_from(tmp_path: Path) -> None:
+    import io as stdio
+
+    from rich.console import Console
+
+    from habitus.render.habits import habit_show
+
+    team = tmp_path / "AGENTS.md"
+    team.write_text(block(f"- {ERRORS[0]} -> {ERRORS[1]}"))
+    item = import_(team).result["items"][0]
+    shown = run(["habit", "show", item["id"]]).result
+    out = stdio.StringIO()
+    habit_show(shown, Console(file=out, width=200, no_color=True, color_system=None))
+    assert f"imported from {team} (exporter's checksum none)" in out.getvalue()

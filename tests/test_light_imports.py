@@ -9,7 +9,9 @@ import pytest
 
 from habitus.cli import COMMANDS
 
-HEAVY = ("numpy", "onnxruntime", "tokenizers", "jsonschema", "tomlkit", "fasteners")
+# rich draws tables and progress bars for a terminal only (habitus.render); tests/test_render.py checks
+# that hooks and pipes never load it.
+HEAVY = ("numpy", "onnxruntime", "tokenizers", "jsonschema", "tomlkit", "fasteners", "rich")
 
 PROBE = f"""
 import sys

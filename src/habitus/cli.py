@@ -176,8 +176,17 @@ def _fail(exc: BaseException, argv: list[str]) -> int:
         # Hook mode: a harness reads exit 2 as "block", so every failure is silent and logged.
         _log_hook_failure(error, argv, call[1])
         return 0
-    io.emit_error(error)
+    io.emit_error(error, for_people=_error_for_people(argv))
     return error.exit
+
+
+def _error_for_people(argv: list[str]) -> bool:
+    """Words on a terminal's stderr; the JSON line for a pipe, a file, or when --json was given."""
+    if "--json" in argv:
+        return False
+    from habitus import render
+
+    return render.for_people(sys.stderr)
 
 
 def _log_hook_failure(error: HabitusError, argv: list[str], harness: str) -> None:
@@ -208,7 +217,8 @@ def root() -> None:
     """Reviewed habits, durable memory and a watchdog reviewer for coding agents.
 
     Every command reads one JSON object on stdin and writes one JSON object on stdout;
-    errors are one JSON line on stderr. Exit status: 0 ok, 1 failed, 2 usage, 3 refused
+    errors are one JSON line on stderr. On a terminal some commands print a table and
+    errors read as words instead (--json keeps JSON). Exit status: 0 ok, 1 failed, 2 usage, 3 refused
     (fails closed), 75 busy, 130 interrupted.
 
     \b

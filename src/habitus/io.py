@@ -65,9 +65,19 @@ def _bounded_lines(stream: IO[bytes]) -> Iterator[bytes]:
         yield line
 
 
-def write_result(result: dict[str, Any], *, pretty: bool = False) -> None:
-    """Write one result object (with `"v": 1` first) and a newline to stdout, then flush."""
+def write_result(result: dict[str, Any], *, pretty: bool = False, human: str | None = None) -> None:
+    """Write one result object (with `"v": 1` first) and a newline to stdout, then flush.
+
+    `human` names the result's kind in habitus.render: on a terminal, without --json or --pretty and
+    outside hook mode, that renderer prints it for a person instead. Anywhere else: the JSON, always.
+    """
     body = {"v": RESULT_VERSION, **{k: v for k, v in result.items() if k != "v"}}
+    if human is not None and not pretty:
+        from habitus import render
+
+        if render.wanted(human):
+            render.show(human, body)
+            return
     option = orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS
     if pretty:
         option |= orjson.OPT_INDENT_2
@@ -93,11 +103,17 @@ def write_raw(obj: dict[str, Any], *, pretty: bool = False) -> None:
         out.flush()
 
 
-def emit_error(error: HabitusError) -> None:
-    """One JSON line on stderr. Never raises: a closed stderr must not turn into a traceback."""
+def emit_error(error: HabitusError, *, for_people: bool = False) -> None:
+    """One JSON line on stderr; with `for_people` (stderr is a terminal) a line of words and the hint.
+    Never raises: a closed stderr must not turn into a traceback."""
     try:
         err = getattr(sys.stderr, "buffer", None)
-        data = orjson.dumps(error.as_object(), option=orjson.OPT_APPEND_NEWLINE)
+        if for_people:
+            from habitus.render.errors import words
+
+            data = words(error).encode("utf-8", "replace")
+        else:
+            data = orjson.dumps(error.as_object(), option=orjson.OPT_APPEND_NEWLINE)
         if err is None:
             sys.stderr.write(data.decode())
         else:

@@ -69,9 +69,25 @@ def state_options(f: F) -> F:
     return f
 
 
+def _force_json(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.meta["habitus.json"] = True  # habitus.render.FORCE_JSON; meta is shared by the whole command line
+
+
 def output_options(f: F) -> F:
-    """--pretty: indent the JSON result for people."""
-    return click.option("--pretty", is_flag=True, help="Indent the JSON result for reading.")(f)
+    """--pretty: indent the JSON result; --json: JSON even on a terminal (which otherwise may get a
+    table: see habitus.render). Either one means JSON."""
+    f = click.option(
+        "--json",
+        "json_output",
+        is_flag=True,
+        expose_value=False,
+        callback=_force_json,
+        help="Write the JSON result even on a terminal (off a terminal it always is JSON).",
+    )(f)
+    return click.option(
+        "--pretty", is_flag=True, help="Indent the JSON result for reading (JSON on a terminal too)."
+    )(f)
 
 
 def stream_options(f: F) -> F:

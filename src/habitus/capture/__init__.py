@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -212,11 +213,15 @@ def capture_turns(
     wait: float,
     full_dedupe: bool,
     retention_days: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Tally:
-    """Redact, bound and append the kept turns; one lock hold for all of them."""
+    """Redact, bound and append the kept turns; one lock hold for all of them.
+    `progress(turns redacted, turns)` is called after each turn."""
     tally = Tally()
     entries = []
-    for turn in turns:
+    for number, turn in enumerate(turns, start=1):
+        if progress is not None:
+            progress(number, len(turns))
         entry, redactions, why = entry_for(turn, harness=harness, source=source, event=event)
         tally.redactions += redactions
         if entry is not None:
@@ -247,12 +252,15 @@ def import_transcript(
     wait: float,
     retention_days: int | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    progress: Callable[[int, int | None], None] | None = None,
 ) -> Tally:
-    """Import a whole transcript in bounded windows; every window is deduplicated against the whole log."""
+    """Import a whole transcript in bounded windows; every window is deduplicated against the whole log.
+    `progress(bytes done, bytes in the file)` is called as the turns of each window are redacted."""
     from habitus.harness.transcripts import read_transcript
 
     tally = Tally()
     offset, session = 0, None
+    size = _size(path) if progress is not None else None
     while True:
         chunk = read_transcript(path, start_offset=offset, max_bytes=max_bytes, format=format, hold_last=True)
         format = chunk.format
@@ -260,6 +268,7 @@ def import_transcript(
         for turn in chunk.turns:
             turn.session_id = turn.session_id or session
         tally.skipped_lines += chunk.skipped_lines
+        window = None if progress is None else _window(progress, offset, chunk.end_offset, size)
         tally.add(
             capture_turns(
                 root,
@@ -270,11 +279,32 @@ def import_transcript(
                 wait=wait,
                 full_dedupe=True,
                 retention_days=retention_days,
+                progress=window,
             )
         )
+        if progress is not None:
+            progress(chunk.end_offset, size)
         if chunk.eof or chunk.end_offset <= offset:
             return tally
         offset = chunk.end_offset
+
+
+def _window(
+    progress: Callable[[int, int | None], None], start: int, end: int, size: int | None
+) -> Callable[[int, int], None]:
+    """Turns redacted in the window [start, end) as bytes of the file (an estimate: turns vary)."""
+
+    def report(done: int, turns: int) -> None:
+        progress(start + (end - start) * done // max(turns, 1), size)
+
+    return report
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None  # read_transcript names the problem
 
 
 # -- hook events --------------------------------------------------------------------------------------

@@ -216,7 +216,7 @@ def list_mutes(ctx: click.Context, root: StateRoot, wait: float, pretty: bool) -
         {"id": mutes.shortest_unique(e["id"], hashes), "finding": e["id"], "label": e["label"], "at": e["at"]}
         for e in entries
     ]
-    io.write_result({"items": items, "count": len(items)}, pretty=pretty)
+    io.write_result({"items": items, "count": len(items)}, pretty=pretty, human="advise.mutes")
 
 
 @cli.command("resume")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from habitus import io
@@ -55,6 +53,9 @@ def cli(dry_run: bool, root: StateRoot, wait: float, pretty: bool) -> None:
     A batch that fails is retried by the next run and skipped after its third
     failure. One analyze runs at a time (exit 75 when another holds the lock).
 
+    On a terminal, stdout gets a summary (--json: the JSON) and stderr a
+    progress bar.
+
     \b
     Examples:
       habitus analyze --pretty
@@ -62,31 +63,11 @@ def cli(dry_run: bool, root: StateRoot, wait: float, pretty: bool) -> None:
     """
     io.read_request()  # validate and ignore: `habitus capture ... | habitus analyze` composes
     from habitus.learn.run import run
+    from habitus.render.progress import bar
 
-    progress = _progress_bar() if _stderr_is_tty() else None
-    try:
-        result = run(root, wait=wait, dry_run=dry_run, progress=progress)
-    finally:
-        if progress is not None:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
-    io.write_result(result, pretty=pretty)
-
-
-def _stderr_is_tty() -> bool:
-    try:
-        return sys.stderr.isatty()
-    except (ValueError, OSError):
-        return False
-
-
-def _progress_bar():  # type: ignore[no-untyped-def]
-    def show(done: int, total: int, batches: int) -> None:
-        width = 30
-        filled = width * done // max(total, 1)
-        sys.stderr.write(
-            f"\ranalyze [{'#' * filled}{'.' * (width - filled)}] {done}/{total} records, {batches} batches"
+    with bar("analyze") as report:
+        progress = (
+            None if report is None else (lambda done, total, batches: report(done, total, batches=batches))
         )
-        sys.stderr.flush()
-
-    return show
+        result = run(root, wait=wait, dry_run=dry_run, progress=progress)
+    io.write_result(result, pretty=pretty, human="analyze")

@@ -45,11 +45,16 @@ def cli(out: Path | None, root: StateRoot, wait: float, pretty: bool) -> None:
     log and locks are excluded by design (the result lists them). A backup
     folder appears only once it is complete; it is never overwritten.
 
+    On a terminal, stderr shows a progress bar.
+
     \b
     Examples:
       habitus backup
       habitus backup --out /media/usb/habitus-2026-11-30 | jq .path
     """
+    from habitus.render.progress import bar
     from habitus.state import backup
 
-    io.write_result(backup.create(root, out, wait=wait), pretty=pretty)
+    with bar("backup", "bytes") as progress:
+        result = backup.create(root, out, wait=wait, progress=progress)
+    io.write_result(result, pretty=pretty)

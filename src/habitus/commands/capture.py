@@ -67,7 +67,9 @@ def cli(
     (exit 3) without reading its input.
 
     In hook mode (--harness) nothing is printed. Codex's `notify` program may
-    pass its event as the EVENT_JSON argument instead of stdin.
+    pass its event as the EVENT_JSON argument instead of stdin. On a terminal,
+    stderr shows a progress bar for --transcript and --nl (--nl: unless stdout
+    is a terminal too).
 
     \b
     Examples:
@@ -93,16 +95,33 @@ def cli(
         )
     if notify_json is not None:
         raise HabitusError("usage", "EVENT_JSON is only read in hook mode", hint="add --harness codex")
+    import sys
+
+    from habitus import render
     from habitus.capture import import_transcript
+    from habitus.render.progress import bar
 
     if transcript is not None:
-        tally = import_transcript(
-            root, transcript, format=None if fmt == "auto" else fmt, wait=wait, retention_days=retention
-        )
+        with bar("capture", "bytes") as progress:
+            tally = import_transcript(
+                root,
+                transcript,
+                format=None if fmt == "auto" else fmt,
+                wait=wait,
+                retention_days=retention,
+                progress=progress,
+            )
         io.write_result(tally.as_dict(), pretty=pretty)
         return
-    for request in io.read_requests(nl):
-        io.write_result(_pair(request, root=root, wait=wait, retention=retention), pretty=pretty)
+    if not nl or render.is_tty(sys.stdout):  # a result line per request already shows on a terminal
+        for request in io.read_requests(nl):
+            io.write_result(_pair(request, root=root, wait=wait, retention=retention), pretty=pretty)
+        return
+    with bar("capture", "requests") as progress:
+        for number, request in enumerate(io.read_requests(nl), start=1):
+            io.write_result(_pair(request, root=root, wait=wait, retention=retention), pretty=pretty)
+            if progress is not None:
+                progress(number)
 
 
 def _hook(

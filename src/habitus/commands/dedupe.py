@@ -53,16 +53,27 @@ def scan_command(root: StateRoot, wait: float, pretty: bool) -> None:
     At most 100 habits (4,950 pairs), chosen by confidence then id. Pending
     relations that no longer reach the review threshold are dismissed.
 
+    On a terminal, stderr shows a progress bar.
+
     \b
     Example:  habitus dedupe scan | jq .opened
     """
     from habitus.embed import load_embedder
     from habitus.habits.dedupe import scan
     from habitus.habits.store import Ledger
+    from habitus.render.progress import bar
     from habitus.state import locks
 
-    with locks.hold(root, "maintenance", wait=wait), Ledger.open(root, wait=wait) as ledger:
-        result = scan(ledger, load_embedder(root))
+    with (
+        bar("dedupe scan", "steps") as progress,
+        locks.hold(root, "maintenance", wait=wait),
+        Ledger.open(root, wait=wait) as ledger,
+    ):
+        if progress is not None:
+            progress(0, 2, step="loading the embedding model")
+        result = scan(ledger, load_embedder(root), progress=progress)
+        if progress is not None:
+            progress(2, 2, step="done")
     io.write_result(result, pretty=pretty)
 
 
@@ -86,7 +97,7 @@ def list_command(show_all: bool, root: StateRoot, wait: float, pretty: bool) -> 
         result = list_relations(ledger, include_decided=show_all)
     expires = result.pop("snapshot_expires_ms")
     result["snapshot_expires_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(expires / 1000))
-    io.write_result(result, pretty=pretty)
+    io.write_result(result, pretty=pretty, human="dedupe.list")
 
 
 @cli.command("resolve")

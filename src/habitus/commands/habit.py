@@ -157,6 +157,7 @@ def list_command(
             "snapshot_expires_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(expires / 1000)),
         },
         pretty=pretty,
+        human="habit.list",
     )
 
 
@@ -218,8 +219,10 @@ def show_command(ref: str | None, root: StateRoot, wait: float, pretty: bool) ->
         ]
         from habitus.habits.adopt import provenance
 
-        body["provenance"] = provenance(trail)
-    io.write_result({"habit": body}, pretty=pretty)
+        imported = provenance(trail)
+        if imported is not None:  # only imported habits carry it
+            body["provenance"] = imported
+    io.write_result({"habit": body}, pretty=pretty, human="habit.show")
 
 
 @cli.command("declare")

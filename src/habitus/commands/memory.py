@@ -175,7 +175,16 @@ def recall_command(
     """
     from habitus.memory import core
 
-    each_by_id(memory_id, nl, root, wait, store, pretty, lambda target, r: core.recall(target, r["id"]))
+    each_by_id(
+        memory_id,
+        nl,
+        root,
+        wait,
+        store,
+        pretty,
+        lambda target, r: core.recall(target, r["id"]),
+        human=None if nl else "memory.recall",
+    )
 
 
 @cli.command("retrieve")
@@ -310,7 +319,7 @@ def retrieve_command(
     finally:
         for target in targets:
             target.close()
-    io.write_result(result if full else bound.bound(result), pretty=pretty)
+    io.write_result(result if full else bound.bound(result), pretty=pretty, human="memory.retrieve")
 
 
 @cli.command("remove")
@@ -475,27 +484,14 @@ def index_vectors_command(
     try:
         if not target.exists():
             raise HabitusError("not_found", f"{target.path}: no {target.name} memory store")
-        result = vectors.index(
-            target, load_embedder(root, calibrated=MEMORY_MODEL), limit=limit, progress=_progress_bar()
-        )
+        from habitus.render.progress import bar
+
+        embedder = load_embedder(root, calibrated=MEMORY_MODEL)
+        with bar("index-vectors", "records embedded") as progress:
+            result = vectors.index(target, embedder, limit=limit, progress=progress)
     finally:
         target.close()
     io.write_result(result, pretty=pretty)
-
-
-def _progress_bar() -> Any:
-    """A one-line progress report on stderr when it is a terminal (never on stdout, never in a pipe)."""
-    import sys
-
-    if not sys.stderr.isatty():
-        return None
-
-    def show(done: int, total: int) -> None:
-        end = "\n" if done >= total else ""
-        sys.stderr.write(f"\rindex-vectors: {done:,} / {total:,} records embedded{end}")
-        sys.stderr.flush()
-
-    return show
 
 
 @cli.command("verify")
@@ -600,7 +596,8 @@ def import_command(file: Path | None, store: str | None, root: StateRoot, wait: 
     """Import records from JSON lines (as export writes them), all or nothing.
 
     Every line must be a complete record; an id already in the store refuses the
-    whole import (already_exists). Reads FILE, or stdin without it.
+    whole import (already_exists). Reads FILE, or stdin without it. On a
+    terminal, stderr shows a progress bar.
 
     \b
     Example:  habitus memory export --store project | habitus memory import --store global
@@ -621,7 +618,10 @@ def import_command(file: Path | None, store: str | None, root: StateRoot, wait: 
     try:
         target = open_store(root, wait, store, {})
         try:
-            result = maintenance.import_records(target, maintenance.read_lines(handle, what))
+            from habitus.render.progress import bar
+
+            with bar("import") as progress:
+                result = maintenance.import_records(target, maintenance.read_lines(handle, what), progress)
         finally:
             target.close()
     finally:

@@ -66,6 +66,8 @@ def each_by_id(
     store: str | None,
     pretty: bool,
     action: Callable[[Any, dict[str, Any]], dict[str, Any]],
+    *,
+    human: str | None = None,
 ) -> None:
     """Run action(store, request) for each request naming an id (ID argument, or stdin), one result each."""
     for request in requests(memory_id, nl):
@@ -77,4 +79,4 @@ def each_by_id(
             result = action(target, merged)
         finally:
             target.close()
-        io.write_result(result, pretty=pretty)
+        io.write_result(result, pretty=pretty, human=human)

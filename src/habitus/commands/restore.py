@@ -58,6 +58,8 @@ def cli(backup_dir: Path | None, dry_run: bool, root: StateRoot, wait: float, pr
     says what happened). Without BACKUP, the folder is
     the "path" of the request on stdin (what `habitus backup` writes).
 
+    On a terminal, stderr shows a progress bar.
+
     \b
     Examples:
       habitus restore --dry-run ~/.local/share/habitus-backups/20261130T221500Z
@@ -71,4 +73,8 @@ def cli(backup_dir: Path | None, dry_run: bool, root: StateRoot, wait: float, pr
         if not isinstance(path, str) or not path or "\x00" in path:
             raise bad_request("path", "the backup folder (or give BACKUP as an argument)")
         backup_dir = Path(path)
-    io.write_result(restore.run(root, backup_dir, dry_run=dry_run, wait=wait), pretty=pretty)
+    from habitus.render.progress import bar
+
+    with bar("restore", "bytes") as progress:
+        result = restore.run(root, backup_dir, dry_run=dry_run, wait=wait, progress=progress)
+    io.write_result(result, pretty=pretty)

@@ -55,7 +55,7 @@ def cli(harness: str | None, root: StateRoot, wait: float, pretty: bool) -> None
         return
     prompt, context = check_request(request)
     chosen = select(root, prompt, context, wait=wait, mode="cli")
-    io.write_result(chosen.as_dict(), pretty=pretty)
+    io.write_result(chosen.as_dict(), pretty=pretty, human="select")
 
 
 def _hook(harness: str, request: dict[str, Any], *, root: StateRoot, wait: float) -> None:

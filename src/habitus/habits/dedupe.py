@@ -16,6 +16,7 @@ change since the relation was listed rolls back with `stale` (exit 3).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from habitus.errors import HabitusError, bad_request
@@ -47,13 +48,20 @@ def get_relation(ledger: Ledger, relation_id: str) -> dict[str, Any]:
     return rows.verify("habit_relations", row)
 
 
-def scan(ledger: Ledger, embedder: Embedder, *, actor: str = "user") -> dict[str, Any]:
+def scan(
+    ledger: Ledger, embedder: Embedder, *, actor: str = "user", progress: Callable[..., None] | None = None
+) -> dict[str, Any]:
     """Compare approved habits pairwise (cap 100 habits by confidence then id); record relations at or
-    above the review threshold; dismiss pending relations among them that no longer reach it."""
+    above the review threshold; dismiss pending relations among them that no longer reach it.
+    `progress(step done, 2 steps, step=NAME)` names the phase: embedding, then comparing."""
     import numpy as np
 
     chosen = sorted(habits(ledger.conn, APPROVED), key=lambda h: (-h["confidence_bp"], h["id"]))[:SCAN_CAP]
+    if progress is not None:
+        progress(0, 2, step=f"embedding {len(chosen)} habits")
     embedded = vectors.ensure(ledger, embedder, chosen)
+    if progress is not None:
+        progress(1, 2, step=f"comparing {len(chosen) * (len(chosen) - 1) // 2} pairs")
     review_bp, strong_bp = similar.thresholds(ledger.root, embedder.kind)
     opened, pending, dismissed = [], [], []
     with ledger.tx():

@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import urllib.parse
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -277,11 +277,18 @@ def read_lines(stream: IO[bytes], what: str) -> Iterator[tuple[int, dict[str, An
             yield number, codec.parse_object(line, what=f"{what} line {number}")
 
 
-def import_records(store: MemoryStore, lines: Iterable[tuple[int, dict[str, Any]]]) -> dict[str, Any]:
-    """Validate every line, then add them all in one transaction (or none)."""
+def import_records(
+    store: MemoryStore,
+    lines: Iterable[tuple[int, dict[str, Any]]],
+    progress: Callable[..., None] | None = None,
+) -> dict[str, Any]:
+    """Validate every line, then add them all in one transaction (or none). `progress(done, total,
+    step=...)` follows the lines read (total unknown), then the records added."""
     batch: list[dict[str, Any]] = []
     seen: set[str] = set()
     for number, obj in lines:
+        if progress is not None:
+            progress(len(batch), None, step="reading")
         try:
             record = records.full(obj)
         except HabitusError as exc:
@@ -307,6 +314,8 @@ def import_records(store: MemoryStore, lines: Iterable[tuple[int, dict[str, Any]
                     hint="import never overwrites; patch existing records with retain --id",
                     id=clash[0],
                 )
-        for record in batch:
+        for done, record in enumerate(batch, start=1):
             core.insert(conn, record)
+            if progress is not None:
+                progress(done, len(batch), step="adding")
     return {"store": store.name, "imported": len(batch)}

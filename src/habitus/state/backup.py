@@ -35,6 +35,7 @@ import stat
 import tempfile
 import time
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,7 @@ FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 1024 * 1024
 CHUNK = 1024 * 1024
+Progress = Callable[..., None]  # progress(bytes done, bytes in all, step=NAME)
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -94,8 +96,11 @@ def default_out(root: StateRoot) -> Path:
     return root.path.parent / f"{root.path.name}-backups" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
 
 
-def create(root: StateRoot, out: Path | None, *, wait: float) -> dict[str, Any]:
-    """Write a backup of root into the new folder `out` (default: `default_out`). Returns the result."""
+def create(
+    root: StateRoot, out: Path | None, *, wait: float, progress: Progress | None = None
+) -> dict[str, Any]:
+    """Write a backup of root into the new folder `out` (default: `default_out`). Returns the result.
+    `progress(bytes done, bytes in all, step=NAME)` is called before and after each file."""
     if not root.exists():
         raise HabitusError("not_found", f"{root.path}: no state root to back up")
     files.refuse_symlink(root.path)
@@ -106,14 +111,24 @@ def create(root: StateRoot, out: Path | None, *, wait: float) -> dict[str, Any]:
     os.chmod(tmp, files.DIR_MODE)
     try:
         entries = []
-        for store_item in inventory.STORES:
-            store = store_item.store(root, wait=wait)
-            if store.exists() and store.path.stat().st_size > 0:  # an empty file holds nothing
-                entries.append(_copy_store(store_item, store, tmp / store_item.name))
+        stores = [(item, item.store(root, wait=wait)) for item in inventory.STORES]
+        stores = [(i, s) for i, s in stores if s.exists() and s.path.stat().st_size > 0]  # empty: nothing
+        total = sum(s.path.stat().st_size for _, s in stores) + sum(
+            _size(root.path / f.name) for f in inventory.FILES
+        )
+        done = 0
+        for store_item, store in stores:
+            if progress is not None:
+                progress(done, total, step=store_item.name)
+            entries.append(_copy_store(store_item, store, tmp / store_item.name))
+            done += store.path.stat().st_size
         for file_item in inventory.FILES:
             entry = _copy_file(file_item, root.path / file_item.name, tmp / file_item.name)
             if entry is not None:
                 entries.append(entry)
+                done += entry.size
+        if progress is not None:
+            progress(total, total, step="done")
         fault("backup_before_manifest")
         manifest = _manifest_body(entries)
         _write_new(tmp / MANIFEST, codec.dumps(manifest) + b"\n")
@@ -182,6 +197,13 @@ def _target(root: StateRoot, out: Path | None) -> Path:
     if target == root.path or root.path in target.parents:
         raise HabitusError("usage", f"--out {target}: must be outside the state root")
     return target
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0  # absent: nothing to copy (the copy itself reports any other problem)
 
 
 def _copy_store(item: inventory.StoreItem, store: Store, dest: Path) -> Entry:
@@ -348,14 +370,23 @@ def _parse_entry(raw: Any, where: str) -> Entry:
     return Entry(item.name, item.kind, size, digest, version)
 
 
-def stage(source: Path, manifest: Manifest, dest: Path, *, wait: float) -> None:
-    """Copy every file of the backup into dest (0700, created here) and validate the copies."""
+def stage(
+    source: Path, manifest: Manifest, dest: Path, *, wait: float, progress: Progress | None = None
+) -> None:
+    """Copy every file of the backup into dest (0700, created here) and validate the copies.
+    `progress(bytes done, bytes in all, step=NAME)` follows the copy, chunk by chunk."""
     files.ensure_dir(dest)
+    total = sum(entry.size for entry in manifest.entries)
+    done = 0
     for entry in manifest.entries:
         target = dest / entry.name
-        _copy_verified(Path(source) / entry.name, target, entry)
+        copied = None if progress is None else _advance(progress, done, total, entry.name)
+        _copy_verified(Path(source) / entry.name, target, entry, copied)
+        done += entry.size
         item = inventory.item(entry.name)
         if isinstance(item, inventory.StoreItem):
+            if progress is not None:
+                progress(done, total, step=f"checking {entry.name}")
             version = check_store(item, target, wait=wait)
             if version != entry.schema_version:
                 raise _invalid(f"{target.name}: schema version differs from the manifest")
@@ -363,7 +394,16 @@ def stage(source: Path, manifest: Manifest, dest: Path, *, wait: float) -> None:
             item.validate(files.read_bytes(target, item.max_bytes), f"backup {entry.name}")
 
 
-def _copy_verified(source: Path, dest: Path, entry: Entry) -> None:
+def _advance(progress: Progress, base: int, total: int, name: str) -> Callable[[int], None]:
+    def copied(n: int) -> None:
+        progress(base + n, total, step=name)
+
+    return copied
+
+
+def _copy_verified(
+    source: Path, dest: Path, entry: Entry, copied_so_far: Callable[[int], None] | None = None
+) -> None:
     """Copy source to dest while hashing, refusing links and anything but entry's exact size and hash."""
     try:
         fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -386,6 +426,8 @@ def _copy_verified(source: Path, dest: Path, entry: Entry) -> None:
                     raise HabitusError("checksum_mismatch", f"{source}: size differs from the manifest")
                 digest.update(chunk)
                 _write_all(out, chunk)
+                if copied_so_far is not None:
+                    copied_so_far(copied)
             os.fsync(out)
         finally:
             os.close(out)

@@ -45,15 +45,18 @@ MAX_JOURNAL_BYTES = 1024 * 1024
 _TOKEN = re.compile(r"^[0-9a-f]{16}$")
 
 
-def run(root: StateRoot, source: Path, *, dry_run: bool, wait: float) -> dict[str, Any]:
-    """Restore root from the backup folder source (or, with dry_run, only validate it)."""
+def run(
+    root: StateRoot, source: Path, *, dry_run: bool, wait: float, progress: backup.Progress | None = None
+) -> dict[str, Any]:
+    """Restore root from the backup folder source (or, with dry_run, only validate it).
+    `progress(bytes done, bytes in all, step=NAME)` follows the staging copy (backup.stage)."""
     source = Path(os.path.abspath(source))
     if source == root.path or root.path in source.parents:
         raise HabitusError("usage", f"{source}: a backup inside the state root cannot be restored")
     manifest = backup.read_manifest(source)
     if dry_run:
         with tempfile.TemporaryDirectory(prefix="habitus-restore-check-") as scratch:
-            backup.stage(source, manifest, Path(scratch) / "stage", wait=wait)
+            backup.stage(source, manifest, Path(scratch) / "stage", wait=wait, progress=progress)
             disabled = disarm_models(Path(scratch) / "stage" / "config.toml")
         result = _result(root, source, manifest, _plan(root, manifest), dry_run=True, observations=None)
         return {**result, "models_disabled": disabled}
@@ -68,7 +71,7 @@ def run(root: StateRoot, source: Path, *, dry_run: bool, wait: float) -> dict[st
             token = secrets.token_hex(8)
             stage = folder / f"stage-{token}"
             try:
-                backup.stage(source, manifest, stage, wait=wait)
+                backup.stage(source, manifest, stage, wait=wait, progress=progress)
                 disabled = disarm_models(stage / "config.toml")
                 fault("restore_staged")
                 with guard.exclusive(root.path, wait):
