@@ -48,6 +48,8 @@ _habitus() {
             "habit|disable") node="habit disable" ;;
             "habit|enable") node="habit enable" ;;
             "habit|example") node="habit example" ;;
+            "habit|export") node="habit export" ;;
+            "habit|import") node="habit import" ;;
             "habit|list") node="habit list" ;;
             "habit|recheck") node="habit recheck" ;;
             "habit|reject") node="habit reject" ;;
@@ -176,6 +178,13 @@ _habitus() {
         "habit example list|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit example remove|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit example remove|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "habit export|--format") COMPREPLY=($(compgen -W "claude-md agents-md cursor gemini" -- "$cur")); return ;;
+        "habit export|--check") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "habit export|--out") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "habit export|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "habit export|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "habit import|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "habit import|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit list|--status") COMPREPLY=($(compgen -W "candidate active disabled dormant archived suppressed_by_law" -- "$cur")); return ;;
         "habit list|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit list|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -338,7 +347,7 @@ _habitus() {
         "eval analyze") COMPREPLY=($(compgen -W "--conversation --help --json --labels --pretty" -- "$cur")) ;;
         "eval memory") COMPREPLY=($(compgen -W "--help --hybrid --json --memories --no-hybrid --pretty --queries --root --top --wait -k" -- "$cur")) ;;
         "eval select") COMPREPLY=($(compgen -W "--cases --habits --help --json --judge --part --pretty --root --wait" -- "$cur")) ;;
-        "habit") COMPREPLY=($(compgen -W "approve archive declare disable enable example list recheck reject show --help" -- "$cur")) ;;
+        "habit") COMPREPLY=($(compgen -W "approve archive declare disable enable example export import list recheck reject show --help" -- "$cur")) ;;
         "habit approve") COMPREPLY=($(compgen -W "--checksum --help --json --pretty --root --wait" -- "$cur")) ;;
         "habit archive") COMPREPLY=($(compgen -W "--checksum --help --json --pretty --root --wait" -- "$cur")) ;;
         "habit declare") COMPREPLY=($(compgen -W "--behavior --condition --confidence --example --help --json --polarity --pretty --root --wait" -- "$cur")) ;;
@@ -348,6 +357,8 @@ _habitus() {
         "habit example add") COMPREPLY=($(compgen -W "--help --json --pretty --root --wait" -- "$cur")) ;;
         "habit example list") COMPREPLY=($(compgen -W "--help --json --pretty --root --wait" -- "$cur")) ;;
         "habit example remove") COMPREPLY=($(compgen -W "--help --json --pretty --root --wait" -- "$cur")) ;;
+        "habit export") COMPREPLY=($(compgen -W "--check --format --help --intact --json --out --pretty --raw --root --wait" -- "$cur")) ;;
+        "habit import") COMPREPLY=($(compgen -W "--help --json --pretty --project --root --wait" -- "$cur")) ;;
         "habit list") COMPREPLY=($(compgen -W "--all --help --json --pretty --root --status --wait" -- "$cur")) ;;
         "habit recheck") COMPREPLY=($(compgen -W "--help --json --pretty --root --wait" -- "$cur")) ;;
         "habit reject") COMPREPLY=($(compgen -W "--checksum --help --json --pretty --root --wait" -- "$cur")) ;;

@@ -87,6 +87,10 @@ function __habitus_node
                 set node 'habit enable'
             case 'habit|example'
                 set node 'habit example'
+            case 'habit|export'
+                set node 'habit export'
+            case 'habit|import'
+                set node 'habit import'
             case 'habit|list'
                 set node 'habit list'
             case 'habit|recheck'
@@ -343,6 +347,8 @@ complete -c habitus -n "test (__habitus_node) = 'habit'" -a declare -d 'Create a
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a disable -d 'Stop using an active habit (it stays approved).'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a enable -d 'Use a disabled or dormant habit again (same checks as approval).'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a example -d 'Add, list or remove the example prompts of a habit.'
+complete -c habitus -n "test (__habitus_node) = 'habit'" -a export -d 'Write the approved habits into a marked block of a shared file.'
+complete -c habitus -n "test (__habitus_node) = 'habit'" -a import -d 'Read a shared habits file as candidates that still need your approval.'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a list -d 'List habits, numbered for review.'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a recheck -d 'Check habits against the current law and rebuild missing vectors.'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a reject -d 'Reject a candidate (archived; analyze will not propose it again).'
@@ -401,6 +407,22 @@ complete -c habitus -n "test (__habitus_node) = 'habit example remove'" -l json
 complete -c habitus -n "test (__habitus_node) = 'habit example remove'" -l pretty
 complete -c habitus -n "test (__habitus_node) = 'habit example remove'" -l root -r
 complete -c habitus -n "test (__habitus_node) = 'habit example remove'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'habit export'" -l check -r
+complete -c habitus -n "test (__habitus_node) = 'habit export'" -l format -x -a 'claude-md agents-md cursor gemini'
+complete -c habitus -n "test (__habitus_node) = 'habit export'" -l help
+complete -c habitus -n "test (__habitus_node) = 'habit export'" -l intact
+complete -c habitus -n "test (__habitus_node) = 'habit export'" -l json
+complete -c habitus -n "test (__habitus_node) = 'habit export'" -l out -r
+complete -c habitus -n "test (__habitus_node) = 'habit export'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'habit export'" -l raw
+complete -c habitus -n "test (__habitus_node) = 'habit export'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'habit export'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'habit import'" -l help
+complete -c habitus -n "test (__habitus_node) = 'habit import'" -l json
+complete -c habitus -n "test (__habitus_node) = 'habit import'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'habit import'" -l project
+complete -c habitus -n "test (__habitus_node) = 'habit import'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'habit import'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'habit list'" -l all
 complete -c habitus -n "test (__habitus_node) = 'habit list'" -l help
 complete -c habitus -n "test (__habitus_node) = 'habit list'" -l json

@@ -32,6 +32,7 @@ REQUIRED: dict[tuple[str, ...], list[str]] = {
     ("eval", "analyze"): ["--labels", "/nonexistent/labels.json"],
     ("eval", "select"): ["--cases", "/nonexistent/cases"],
     ("eval", "memory"): ["--memories", "/nonexistent/memories", "--queries", "/nonexistent/queries"],
+    ("habit", "export"): ["--format", "agents-md"],
     ("habit", "example", "add"): ["999", "can you cut the 2.1 release"],
     ("habit", "example", "list"): ["999"],
     ("habit", "example", "remove"): ["999", "1"],

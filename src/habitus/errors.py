@@ -45,6 +45,11 @@ CODES: dict[str, tuple[Exit, str]] = {
     ),
     "already_exists": (Exit.FAILED, "a record with that id already exists (import never overwrites)"),
     "bad_transcript": (Exit.FAILED, "a transcript file is binary, not UTF-8, or not a format habitus reads"),
+    "habits_file_invalid": (
+        Exit.FAILED,
+        "a shared habits file is not UTF-8, too large, or has no (or a malformed) habitus block",
+    ),
+    "export_stale": (Exit.FAILED, "export --check: the file's habitus block is not what export would write"),
     "schema_newer": (Exit.REFUSED, "the state was written by a newer habitus; it is left untouched"),
     "schema_unknown": (Exit.REFUSED, "the state's schema history is not one this habitus knows"),
     "schema_outdated": (Exit.REFUSED, "a read-only command found a schema that needs migrating first"),

@@ -16,16 +16,22 @@ from habitus.state.root import StateRoot
 MAN = {
     "stdin": 'declare reads {"condition", "behavior", "polarity", "confidence_bp", "examples"} when '
     "--condition and --behavior are not given. approve, reject, disable, enable, archive and show read "
-    '{"id", "checksum"} when REF is not given. list and recheck do not read stdin.',
+    '{"id", "checksum"} when REF is not given. list, recheck, export and import do not read stdin.',
     "stdout": 'list: {"v":1,"items":[{"n","id","status","condition","behavior","polarity","confidence_bp",'
     '"checksum","evidence":{"observations","days","stage"},"pending_relations",...}],"counts",'
     '"snapshot_expires_at"}. show: {"v":1,"habit":{...,"evidence","relations","audit"}}. '
     'declare/approve/reject/disable/enable/archive: {"v":1,"habit":{...},"outcome"}. '
     'recheck: {"v":1,"checked","updated","suppressed","restored","law","vectors"}. '
     'example add/list/remove: {"v":1,"habit","examples":[{"id","text","source","created_at"}]}. '
+    'export: {"v":1,"format","habits","left_out","text"}, or with --out {"v":1,"path","format","habits",'
+    '"left_out","changed","created"}, with --check {...,"current":true}; left_out counts active habits '
+    "not exported until `habit recheck` (checked against an older law). "
+    'import: {"v":1,"source","sha256","items":[{"line","outcome","id","status","checksum",...}],'
+    '"rejected":[{"line","reason","message"}],"counts"}. '
     "A habit's checksum is its review checksum: SHA-256 over its normalised wording and polarity.",
     "files": "<root>/ledger.sqlite (habits, evidence, relations, audit, vectors, review snapshots); "
-    "<root>/law.md (optional law: `deny: PHRASE` lines); the embedding model (see habitus-model(1)).",
+    "<root>/law.md (optional law: `deny: PHRASE` lines); the embedding model (see habitus-model(1)); "
+    "export and import: CLAUDE.md, AGENTS.md, GEMINI.md, .cursor/rules/*.mdc, a repository's HABITS.md.",
 }
 
 REF_HELP = "A number from the last `habit list` (valid 15 minutes) or a habit id (h-...)."
@@ -40,7 +46,9 @@ def cli() -> None:
     minutes, so people can say `habit approve 2`; scripts pass the id and the
     checksum that `list` or `show` printed. A changed wording, an expired list
     or a changed law answers `stale` (exit 3); a law conflict or an unresolved
-    possible duplicate answers `refused` (exit 3).
+    possible duplicate answers `refused` (exit 3). `export` writes the approved
+    habits into CLAUDE.md, AGENTS.md, GEMINI.md or a Cursor rule; `import` reads
+    such a file back as candidates.
 
     \b
     Examples:
@@ -201,13 +209,19 @@ def show_command(ref: str | None, root: StateRoot, wait: float, pretty: bool) ->
             }
             for r in store.relations(ledger.conn, habit_id)
         ]
+        trail = store.audit_of(ledger.conn, habit_id)
         body["audit"] = [
             {
                 k: (codec.loads(a[k]) if k == "data" else a[k])
                 for k in ("action", "actor", "before", "after", "data", "created_at")
             }
-            for a in store.audit_of(ledger.conn, habit_id)
+            for a in trail
         ]
+        from habitus.habits.adopt import provenance
+
+        imported = provenance(trail)
+        if imported is not None:  # only imported habits carry it
+            body["provenance"] = imported
     io.write_result({"habit": body}, pretty=pretty, human="habit.show")
 
 
@@ -467,3 +481,9 @@ def recheck_command(refs: tuple[str, ...], root: StateRoot, wait: float, pretty:
         ids = [_target(ledger, ref, None)[0] for ref in refs] or None
         result = recheck(ledger, ids, embedder=_embedder(root))
     io.write_result(result, pretty=pretty)
+
+
+# export and import live in their own module (habitus.commands.habit_share)
+from habitus.commands import habit_share  # noqa: E402
+
+habit_share.attach(cli)

@@ -84,6 +84,13 @@ def habit_show(result: dict[str, Any], out: Console) -> None:
         f"{summary.get('days', 0)} days ({summary.get('stage', '')})"
     )
     out.print(f"checksum {habit.get('checksum', '')}")
+    provenance = habit.get("provenance")
+    if provenance:
+        edited = ", edited after export" if provenance.get("edited") else ""
+        exported = provenance.get("exported_checksum") or "none"
+        out.print(
+            f"imported from {esc(provenance.get('source'))} (exporter's checksum {esc(exported)}{edited})"
+        )
     for finding in habit.get("law_findings") or []:
         out.print(f"[red]law:[/red] {shorten(_finding(finding))}")
     if habit.get("reason"):
