@@ -16,6 +16,7 @@ _habitus() {
             "|eval") node="eval" ;;
             "|habit") node="habit" ;;
             "|hooks") node="hooks" ;;
+            "|mcp") node="mcp" ;;
             "|memory") node="memory" ;;
             "|model") node="model" ;;
             "|restore") node="restore" ;;
@@ -188,6 +189,8 @@ _habitus() {
         "hooks install|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "hooks print|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini" -- "$cur")); return ;;
         "hooks print|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "mcp|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "mcp|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "memory export|--store") COMPREPLY=($(compgen -W "global project" -- "$cur")); return ;;
         "memory export|--out") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "memory export|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -303,7 +306,7 @@ _habitus() {
         "worker stop|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
     esac
     case "$node" in
-        "") COMPREPLY=($(compgen -W "advise analyze backup capture config dedupe demo eval habit hooks memory model restore schedule select status verify worker --help --version -V" -- "$cur")) ;;
+        "") COMPREPLY=($(compgen -W "advise analyze backup capture config dedupe demo eval habit hooks mcp memory model restore schedule select status verify worker --help --version -V" -- "$cur")) ;;
         "advise") COMPREPLY=($(compgen -W "mute mutes resume unmute --format --harness --help --pretty --root --transcript --wait" -- "$cur")) ;;
         "advise mute") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "advise mutes") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
@@ -346,6 +349,7 @@ _habitus() {
         "hooks") COMPREPLY=($(compgen -W "install print --help" -- "$cur")) ;;
         "hooks install") COMPREPLY=($(compgen -W "--harness --help --pretty --project --root" -- "$cur")) ;;
         "hooks print") COMPREPLY=($(compgen -W "--harness --help --root" -- "$cur")) ;;
+        "mcp") COMPREPLY=($(compgen -W "--help --root --wait" -- "$cur")) ;;
         "memory") COMPREPLY=($(compgen -W "export import index index-vectors observe pin prune recall reflect remove repair retain retrieve trust unpin verify --help" -- "$cur")) ;;
         "memory export") COMPREPLY=($(compgen -W "--help --out --pretty --root --store --wait" -- "$cur")) ;;
         "memory import") COMPREPLY=($(compgen -W "--help --pretty --root --store --wait" -- "$cur")) ;;

@@ -9,7 +9,7 @@ import pytest
 
 from habitus.cli import COMMANDS
 
-HEAVY = ("numpy", "onnxruntime", "tokenizers", "jsonschema", "tomlkit", "fasteners")
+HEAVY = ("numpy", "onnxruntime", "tokenizers", "jsonschema", "tomlkit", "fasteners", "mcp", "mcp_types")
 
 PROBE = f"""
 import sys

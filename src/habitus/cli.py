@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "habitus.commands.hooks",
         "Print or install hook settings for Claude Code, Codex CLI and Gemini CLI.",
     ),
+    "mcp": ("habitus.commands.mcp", "Serve memory and read-only habit tools to an agent over MCP (stdio)."),
     "memory": ("habitus.commands.memory", "Retain, recall and retrieve durable memories."),
     "model": ("habitus.commands.model", "Manage local embedding models: add, list, use, remove."),
     "restore": ("habitus.commands.restore", "Restore the state root from a backup."),

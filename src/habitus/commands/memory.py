@@ -15,6 +15,7 @@ from habitus.commands.memory_common import (
     merge,
     open_store,
     requests,
+    retrieve,
     store_option,
     timestamp,
 )
@@ -266,8 +267,7 @@ def retrieve_command(
       habitus memory retrieve "deploy NOT staging" --kind decision --no-hybrid
       habitus memory retrieve --both --tag python --order-by importance --limit 5
     """
-    from habitus.memory import bound, stores
-    from habitus.memory import query as search_query
+    from habitus.memory import bound
 
     request = next(requests(query))
     ranges: dict[str, dict[str, float]] = {}
@@ -296,20 +296,10 @@ def retrieve_command(
         hybrid=hybrid,
         **ranges,
     )
-    sel = search_query.selector(merged)
     both = both or merged.get("both") is True
     if both and (store or merged.get("store")):
         raise HabitusError("usage", "--both and --store exclude each other")
-    targets = stores.both(root, wait=wait) if both else [open_store(root, wait, store, merged)]
-    if not both:
-        targets[0].require_trust()  # a named untrusted project store is refused (--both skips it)
-    try:
-        from habitus.memory import hybrid as hybrid_search
-
-        result = hybrid_search.retrieve_ranked(root, targets, sel, now=timestamp())
-    finally:
-        for target in targets:
-            target.close()
+    result = retrieve(root, wait, merged, store=store, both=both)
     io.write_result(result if full else bound.bound(result), pretty=pretty)
 
 
