@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import subprocess
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,19 +82,57 @@ def session(
     return asyncio.run(main())
 
 
+@dataclass
+class Exchange:
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+
 def raw_exchange(
-    frames: list[bytes], *, root: Path, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[bytes]:
-    """Send raw lines to `habitus mcp`, close its stdin, and return everything it wrote."""
-    return subprocess.run(
+    frames: list[bytes], *, root: Path, cwd: Path, answers: set[int], env: dict[str, str] | None = None
+) -> Exchange:
+    """Send raw lines to `habitus mcp`, wait until every id in `answers` has a reply (stdin stays
+    open meanwhile: a client that hangs up cancels what is in flight), then close stdin."""
+    process = subprocess.Popen(
         [str(BIN / "habitus"), "mcp"],
-        input=b"".join(frame + b"\n" for frame in frames),
-        capture_output=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         cwd=cwd,
         env=env or server_env(root),
-        timeout=CALL_TIMEOUT,
-        check=False,
     )
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    lines: list[bytes] = []
+    done = threading.Event()
+
+    def read() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.append(line)
+            try:
+                ident = json.loads(line).get("id")
+            except ValueError:
+                continue
+            answers.discard(ident)
+            if not answers:
+                done.set()
+        done.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        process.stdin.write(b"".join(frame + b"\n" for frame in frames))
+        process.stdin.flush()
+        done.wait(CALL_TIMEOUT)
+        process.stdin.close()
+        process.wait(CALL_TIMEOUT)
+        reader.join(CALL_TIMEOUT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    return Exchange(process.returncode, b"".join(lines), process.stderr.read())
 
 
 def frame(method: str, params: dict[str, Any] | None = None, ident: int | None = None) -> bytes:
