@@ -161,3 +161,15 @@ def test_project_store_and_trust(state_root: Path, repo: Path) -> None:
         assert not both.error and both.body["items"] == []
 
     session(after, root=state_root, cwd=repo / "src")
+
+
+def test_root_option_wins_over_habitus_home(state_root: Path, outside_any_repo: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other-root"
+
+    async def body(client: Client) -> None:
+        kept = await client.call("memory_retain", {"content": "The other root keeps this"})
+        assert not kept.error
+
+    session(body, root=state_root, cwd=outside_any_repo, args=("--root", str(other)))
+    assert (other / "memory.sqlite").exists() and not (state_root / "memory.sqlite").exists()
+    assert mem("retrieve", "--root", str(other), "other root").result["total"] == 1

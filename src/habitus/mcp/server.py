@@ -79,7 +79,7 @@ def build(root: StateRoot, wait: float) -> Server[Any]:
         with one_at_a_time:
             try:
                 return _result(tools.call(name, arguments, root=root, wait=wait))
-            except BaseException as exc:  # every failure becomes a tool error with habitus's code
+            except Exception as exc:  # every failure becomes a tool error with habitus's code
                 from habitus.cli import _as_error
 
                 error = _as_error(exc) if not isinstance(exc, HabitusError) else exc
