@@ -83,7 +83,8 @@ def build(root: StateRoot, wait: float) -> Server[Any]:
                 from habitus.cli import _as_error
 
                 error = _as_error(exc) if not isinstance(exc, HabitusError) else exc
-                log.warning("%s failed: %s", name[:64], error.code)
+                shown = name if name in tools.TOOLS else "an unknown tool"  # the client's text stays out
+                log.warning("%s failed: %s", shown, error.code)
                 return _result(error.as_object(), error=True)
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:

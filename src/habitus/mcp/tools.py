@@ -125,7 +125,10 @@ def habits_candidates(root: StateRoot, wait: float, args: dict[str, Any]) -> dic
     from habitus.habits.candidates import candidates
 
     found = candidates(root, wait=wait, limit=args.get("limit", 20))
-    return {**found, "approve": "a person reviews and approves candidates with `habitus habit approve`"}
+    return {
+        **found,
+        "hint": "only the user approves a candidate: `habitus habit show ID`, then `habitus habit approve ID`",
+    }
 
 
 _MEMORY_ID = {"type": "string", "pattern": _UUID, "maxLength": 36, "description": "the memory's id"}
