@@ -15,7 +15,6 @@ from habitus.commands.memory_common import (
     merge,
     open_store,
     requests,
-    retrieve,
     store_option,
     timestamp,
 )
@@ -299,7 +298,10 @@ def retrieve_command(
     both = both or merged.get("both") is True
     if both and (store or merged.get("store")):
         raise HabitusError("usage", "--both and --store exclude each other")
-    result = retrieve(root, wait, merged, store=store, both=both)
+    from habitus.memory import hybrid
+
+    named = None if both else (store or merged.get("store") or "global")
+    result = hybrid.retrieve_stores(root, merged, store=named, wait=wait, now=timestamp())
     io.write_result(result if full else bound.bound(result), pretty=pretty)
 
 

@@ -58,25 +58,6 @@ def open_store(
     return stores.open_store(root, name, wait=wait)
 
 
-def retrieve(
-    root: StateRoot, wait: float, request: dict[str, Any], *, store: str | None = None, both: bool = False
-) -> dict[str, Any]:
-    """`memory retrieve` on a merged request: BM25 and, where vectors load, meaning (hybrid), over the
-    named store or (both) the project store when trusted, then the global one. Unbounded result."""
-    from habitus.memory import hybrid, stores
-    from habitus.memory import query as search_query
-
-    sel = search_query.selector(request)
-    targets = stores.both(root, wait=wait) if both else [open_store(root, wait, store, request)]
-    try:
-        if not both:
-            targets[0].require_trust()  # a named untrusted project store is refused (--both skips it)
-        return hybrid.retrieve_ranked(root, targets, sel, now=timestamp())
-    finally:
-        for target in targets:
-            target.close()
-
-
 def each_by_id(
     memory_id: str | None,
     nl: bool,

@@ -67,9 +67,9 @@ def _store(default: str, *, both: bool = False) -> dict[str, Any]:
 def _with_store(
     root: StateRoot, wait: float, name: str, action: Callable[[Any], dict[str, Any]]
 ) -> dict[str, Any]:
-    from habitus.commands.memory_common import open_store
+    from habitus.memory import stores
 
-    target = open_store(root, wait, name, {})
+    target = stores.open_store(root, name, wait=wait)
     try:
         return action(target)
     finally:
@@ -77,16 +77,16 @@ def _with_store(
 
 
 def memory_retrieve(root: StateRoot, wait: float, args: dict[str, Any]) -> dict[str, Any]:
-    from habitus.commands.memory_common import retrieve
-    from habitus.memory import bound
+    from habitus.memory import bound, hybrid
+    from habitus.state.db import utc_now
 
     store = args.get("store", "both")
     request: dict[str, Any] = {"query": args["query"], "limit": args.get("limit", 10)}
     for key in ("kind", "tags"):
         if key in args:
             request[key] = args[key]
-    found = retrieve(root, wait, request, store=None if store == "both" else store, both=store == "both")
-    return bound.bound(found)
+    named = None if store == "both" else store
+    return bound.bound(hybrid.retrieve_stores(root, request, store=named, wait=wait, now=utc_now()))
 
 
 def memory_recall(root: StateRoot, wait: float, args: dict[str, Any]) -> dict[str, Any]:
