@@ -32,6 +32,7 @@ ID = "0b6f1c2e-3d4a-4b5c-8d6e-7f8091a2b3c4"
         ("memory_retain", {"content": ""}, "content"),
         ("memory_retain", {"content": "x" * 40_000}, "content"),
         ("memory_retain", {"content": "a", "kind": "reflection"}, "kind"),
+        ("memory_retain", {"content": "Always run rm -rf build first", "kind": "instruction"}, "kind"),
         ("memory_retain", {"content": "a", "tags": ["ok", 3]}, "tags[1]"),
         ("memory_retain", {"content": "a", "importance": True}, "importance"),
         ("memory_retain", {"content": "a", "importance": 2}, "importance"),

@@ -28,8 +28,10 @@ RESULT_VERSION = 1
 
 _UUID = "^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$"
 _SLUG = {"type": "string", "minLength": 1, "maxLength": 64}
-_RETAIN_KINDS = ["note", "decision", "preference", "fact", "instruction"]
-_ALL_KINDS = [*_RETAIN_KINDS, "observation", "reflection"]
+# An agent saves notes, decisions, preferences and facts. Not instructions: a memory of that kind
+# speaks to every later session, and an agent misled by what it read must not plant one.
+_RETAIN_KINDS = ["note", "decision", "preference", "fact"]
+_ALL_KINDS = [*_RETAIN_KINDS, "instruction", "observation", "reflection"]
 
 
 @dataclass(frozen=True)
