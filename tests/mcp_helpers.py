@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import subprocess
+import tempfile
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -72,14 +73,18 @@ def session(
         command=str(BIN / "habitus"), args=["mcp", *args], env=env or server_env(root), cwd=str(cwd)
     )
 
-    async def main() -> Any:
-        kwargs = {} if errlog is None else {"errlog": errlog}
-        async with stdio_client(params, **kwargs) as (read, write), ClientSession(read, write) as client:
+    async def main(log: Any) -> Any:
+        # errlog named always: the SDK's default is whatever sys.stderr was when it was first imported
+        # (in a test process that may be a CliRunner's stand-in, which has no file descriptor).
+        async with stdio_client(params, errlog=log) as (read, write), ClientSession(read, write) as client:
             info = await client.initialize()
             assert info.server_info.name == "habitus"
             return await asyncio.wait_for(body(Client(client)), timeout=10 * CALL_TIMEOUT)
 
-    return asyncio.run(main())
+    if errlog is not None:
+        return asyncio.run(main(errlog))
+    with tempfile.TemporaryFile("w+") as log:
+        return asyncio.run(main(log))
 
 
 @dataclass
