@@ -31,6 +31,7 @@ ORDER = (
     "redact",
     "select",
     "memory",
+    "mcp",
     "habits",
     "analyze",
     "advise",

@@ -16,6 +16,7 @@ _habitus() {
             "|eval") node="eval" ;;
             "|habit") node="habit" ;;
             "|hooks") node="hooks" ;;
+            "|mcp") node="mcp" ;;
             "|memory") node="memory" ;;
             "|model") node="model" ;;
             "|report") node="report" ;;
@@ -202,6 +203,8 @@ _habitus() {
         "hooks print|--program") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "hooks print|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "hooks uninstall|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini" -- "$cur")); return ;;
+        "mcp|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "mcp|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "memory export|--store") COMPREPLY=($(compgen -W "global project" -- "$cur")); return ;;
         "memory export|--out") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "memory export|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -321,7 +324,7 @@ _habitus() {
         "worker stop|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
     esac
     case "$node" in
-        "") COMPREPLY=($(compgen -W "advise analyze backup capture config dedupe demo eval habit hooks memory model report restore schedule select status verify worker --help --version -V" -- "$cur")) ;;
+        "") COMPREPLY=($(compgen -W "advise analyze backup capture config dedupe demo eval habit hooks mcp memory model report restore schedule select status verify worker --help --version -V" -- "$cur")) ;;
         "advise") COMPREPLY=($(compgen -W "mute mutes resume unmute --format --harness --help --json --pretty --root --transcript --wait" -- "$cur")) ;;
         "advise mute") COMPREPLY=($(compgen -W "--help --json --pretty --root --wait" -- "$cur")) ;;
         "advise mutes") COMPREPLY=($(compgen -W "--help --json --pretty --root --wait" -- "$cur")) ;;
@@ -367,6 +370,7 @@ _habitus() {
         "hooks install") COMPREPLY=($(compgen -W "--harness --help --json --pretty --program --project --root" -- "$cur")) ;;
         "hooks print") COMPREPLY=($(compgen -W "--harness --help --program --root" -- "$cur")) ;;
         "hooks uninstall") COMPREPLY=($(compgen -W "--harness --help --json --pretty --project" -- "$cur")) ;;
+        "mcp") COMPREPLY=($(compgen -W "--help --root --wait" -- "$cur")) ;;
         "memory") COMPREPLY=($(compgen -W "export import index index-vectors observe pin prune recall reflect remove repair retain retrieve trust unpin verify --help" -- "$cur")) ;;
         "memory export") COMPREPLY=($(compgen -W "--help --json --out --pretty --root --store --wait" -- "$cur")) ;;
         "memory import") COMPREPLY=($(compgen -W "--help --json --pretty --root --store --wait" -- "$cur")) ;;

@@ -23,6 +23,8 @@ function __habitus_node
                 set node 'habit'
             case '|hooks'
                 set node 'hooks'
+            case '|mcp'
+                set node 'mcp'
             case '|memory'
                 set node 'memory'
             case '|model'
@@ -176,6 +178,7 @@ complete -c habitus -n "test (__habitus_node) = ''" -a demo -d 'Run the whole lo
 complete -c habitus -n "test (__habitus_node) = ''" -a eval -d 'Measure habitus on a labelled set: precision, recall and a confusion table.'
 complete -c habitus -n "test (__habitus_node) = ''" -a habit -d 'Review habits: list, show, declare, approve, reject, ...'
 complete -c habitus -n "test (__habitus_node) = ''" -a hooks -d 'Print, install or uninstall hook settings for Claude Code, Codex, Gemini.'
+complete -c habitus -n "test (__habitus_node) = ''" -a mcp -d 'Serve memory and read-only habit tools to an agent over MCP (stdio).'
 complete -c habitus -n "test (__habitus_node) = ''" -a memory -d 'Retain, recall and retrieve durable memories.'
 complete -c habitus -n "test (__habitus_node) = ''" -a model -d 'Manage local embedding models: add, list, use, remove.'
 complete -c habitus -n "test (__habitus_node) = ''" -a report -d 'Write an HTML page of recent activity and the habit list.'
@@ -466,6 +469,9 @@ complete -c habitus -n "test (__habitus_node) = 'hooks uninstall'" -l help
 complete -c habitus -n "test (__habitus_node) = 'hooks uninstall'" -l json
 complete -c habitus -n "test (__habitus_node) = 'hooks uninstall'" -l pretty
 complete -c habitus -n "test (__habitus_node) = 'hooks uninstall'" -l project
+complete -c habitus -n "test (__habitus_node) = 'mcp'" -l help
+complete -c habitus -n "test (__habitus_node) = 'mcp'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'mcp'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a export -d 'Export every record (removed and expired too) as JSON lines, ordered by id.'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a import -d 'Import records from JSON lines (as export writes them), all or nothing.'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a index -d 'Print the bounded memory index: pins first, then recent memories per store.'

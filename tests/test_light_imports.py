@@ -11,7 +11,17 @@ from habitus.cli import COMMANDS
 
 # rich draws tables and progress bars for a terminal only (habitus.render); tests/test_render.py checks
 # that hooks and pipes never load it.
-HEAVY = ("numpy", "onnxruntime", "tokenizers", "jsonschema", "tomlkit", "fasteners", "rich")
+HEAVY = (
+    "numpy",
+    "onnxruntime",
+    "tokenizers",
+    "jsonschema",
+    "tomlkit",
+    "fasteners",
+    "rich",
+    "mcp",
+    "mcp_types",
+)
 
 PROBE = f"""
 import sys

@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "habitus.commands.hooks",
         "Print, install or uninstall hook settings for Claude Code, Codex, Gemini.",
     ),
+    "mcp": ("habitus.commands.mcp", "Serve memory and read-only habit tools to an agent over MCP (stdio)."),
     "memory": ("habitus.commands.memory", "Retain, recall and retrieve durable memories."),
     "model": ("habitus.commands.model", "Manage local embedding models: add, list, use, remove."),
     "report": ("habitus.commands.report", "Write an HTML page of recent activity and the habit list."),

@@ -44,6 +44,10 @@ CODES: dict[str, tuple[Exit, str]] = {
         "systemctl could not reload or enable the habitus units (files are written)",
     ),
     "already_exists": (Exit.FAILED, "a record with that id already exists (import never overwrites)"),
+    "not_installed": (
+        Exit.FAILED,
+        "an optional part of habitus is not installed (e.g. `habitus mcp` needs the habitus[mcp] extra)",
+    ),
     "bad_transcript": (Exit.FAILED, "a transcript file is binary, not UTF-8, or not a format habitus reads"),
     "habits_file_invalid": (
         Exit.FAILED,

@@ -95,10 +95,9 @@ def _target(ledger: Any, ref: str | None, checksum: str | None) -> tuple[str, st
 
 
 def _stage(habit: dict[str, Any], observations: int, days: int) -> str:
-    """reviewable/collecting for analyzed habits; declared ones need no repeated evidence."""
-    from habitus.habits.store import stage
+    from habitus.habits.candidates import evidence_stage
 
-    return "declared" if habit["origin"] == "declared" else stage(observations, days)
+    return evidence_stage(habit, observations, days)
 
 
 @cli.command("list")

@@ -275,8 +275,7 @@ def retrieve_command(
       habitus memory retrieve "deploy NOT staging" --kind decision --no-hybrid
       habitus memory retrieve --both --tag python --order-by importance --limit 5
     """
-    from habitus.memory import bound, stores
-    from habitus.memory import query as search_query
+    from habitus.memory import bound
 
     request = next(requests(query))
     ranges: dict[str, dict[str, float]] = {}
@@ -305,20 +304,13 @@ def retrieve_command(
         hybrid=hybrid,
         **ranges,
     )
-    sel = search_query.selector(merged)
     both = both or merged.get("both") is True
     if both and (store or merged.get("store")):
         raise HabitusError("usage", "--both and --store exclude each other")
-    targets = stores.both(root, wait=wait) if both else [open_store(root, wait, store, merged)]
-    if not both:
-        targets[0].require_trust()  # a named untrusted project store is refused (--both skips it)
-    try:
-        from habitus.memory import hybrid as hybrid_search
+    from habitus.memory.hybrid import retrieve_stores
 
-        result = hybrid_search.retrieve_ranked(root, targets, sel, now=timestamp())
-    finally:
-        for target in targets:
-            target.close()
+    named = None if both else (store or merged.get("store") or "global")
+    result = retrieve_stores(root, merged, store=named, wait=wait, now=timestamp())
     io.write_result(result if full else bound.bound(result), pretty=pretty, human="memory.retrieve")
 
 

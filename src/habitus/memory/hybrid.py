@@ -74,6 +74,28 @@ def retrieve_ranked(root: Any, stores: list[MemoryStore], sel: query.Selector, *
     return result
 
 
+def retrieve_stores(
+    root: Any, request: dict[str, Any], *, store: str | None, wait: float, now: str
+) -> dict[str, Any]:
+    """`memory retrieve` of one request: over the named store, or (store None) the project store when
+    in a repository and trusted, then the global one. A named untrusted project store is refused
+    (`untrusted`); the result is not yet bounded (habitus.memory.bound)."""
+    from habitus.memory import stores as memory_stores
+
+    sel = query.selector(request)
+    if store is None:
+        targets = memory_stores.both(root, wait=wait)
+    else:
+        targets = [memory_stores.open_store(root, store, wait=wait)]
+    try:
+        if store is not None:
+            targets[0].require_trust()
+        return retrieve_ranked(root, targets, sel, now=now)
+    finally:
+        for target in targets:
+            target.close()
+
+
 def summary(result: dict[str, Any], one: Searcher | None) -> dict[str, Any]:
     """The result's top-level `hybrid`: the model, whether every store used it, and why not."""
     if one is None or one.embedder is None:  # no store to rank, or the model was not needed or did not load

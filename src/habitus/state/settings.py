@@ -171,6 +171,13 @@ SETTINGS: tuple[Setting, ...] = (
         minimum=0,
         maximum=10_000_000,
     ),
+    # mcp
+    Setting(
+        "mcp.memory_enabled",
+        bool,
+        True,
+        "Let `habitus mcp` tools read and write memory (false: they answer `disabled` and touch nothing).",
+    ),
     # advise
     Setting("advise.enabled", bool, False, "Run advise reviews from hooks (off until enabled)."),
     Setting(
