@@ -56,6 +56,7 @@ _habitus() {
             "habit example|remove") node="habit example remove" ;;
             "hooks|install") node="hooks install" ;;
             "hooks|print") node="hooks print" ;;
+            "hooks|uninstall") node="hooks uninstall" ;;
             "memory|export") node="memory export" ;;
             "memory|import") node="memory import" ;;
             "memory|index") node="memory index" ;;
@@ -185,9 +186,12 @@ _habitus() {
         "habit show|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit show|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "hooks install|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini" -- "$cur")); return ;;
+        "hooks install|--program") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "hooks install|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        "hooks print|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini" -- "$cur")); return ;;
+        "hooks print|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi" -- "$cur")); return ;;
+        "hooks print|--program") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "hooks print|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "hooks uninstall|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini" -- "$cur")); return ;;
         "memory export|--store") COMPREPLY=($(compgen -W "global project" -- "$cur")); return ;;
         "memory export|--out") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "memory export|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -343,9 +347,10 @@ _habitus() {
         "habit recheck") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "habit reject") COMPREPLY=($(compgen -W "--checksum --help --pretty --root --wait" -- "$cur")) ;;
         "habit show") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
-        "hooks") COMPREPLY=($(compgen -W "install print --help" -- "$cur")) ;;
-        "hooks install") COMPREPLY=($(compgen -W "--harness --help --pretty --project --root" -- "$cur")) ;;
-        "hooks print") COMPREPLY=($(compgen -W "--harness --help --root" -- "$cur")) ;;
+        "hooks") COMPREPLY=($(compgen -W "install print uninstall --help" -- "$cur")) ;;
+        "hooks install") COMPREPLY=($(compgen -W "--harness --help --pretty --program --project --root" -- "$cur")) ;;
+        "hooks print") COMPREPLY=($(compgen -W "--harness --help --program --root" -- "$cur")) ;;
+        "hooks uninstall") COMPREPLY=($(compgen -W "--harness --help --pretty --project" -- "$cur")) ;;
         "memory") COMPREPLY=($(compgen -W "export import index index-vectors observe pin prune recall reflect remove repair retain retrieve trust unpin verify --help" -- "$cur")) ;;
         "memory export") COMPREPLY=($(compgen -W "--help --out --pretty --root --store --wait" -- "$cur")) ;;
         "memory import") COMPREPLY=($(compgen -W "--help --pretty --root --store --wait" -- "$cur")) ;;

@@ -103,6 +103,8 @@ function __habitus_node
                 set node 'hooks install'
             case 'hooks|print'
                 set node 'hooks print'
+            case 'hooks|uninstall'
+                set node 'hooks uninstall'
             case 'memory|export'
                 set node 'memory export'
             case 'memory|import'
@@ -167,7 +169,7 @@ complete -c habitus -n "test (__habitus_node) = ''" -a dedupe -d 'Find and resol
 complete -c habitus -n "test (__habitus_node) = ''" -a demo -d 'Run the whole loop offline on a temporary state root.'
 complete -c habitus -n "test (__habitus_node) = ''" -a eval -d 'Measure habitus on a labelled set: precision, recall and a confusion table.'
 complete -c habitus -n "test (__habitus_node) = ''" -a habit -d 'Review habits: list, show, declare, approve, reject, ...'
-complete -c habitus -n "test (__habitus_node) = ''" -a hooks -d 'Print or install hook settings for Claude Code, Codex CLI and Gemini CLI.'
+complete -c habitus -n "test (__habitus_node) = ''" -a hooks -d 'Print, install or uninstall hook settings for Claude Code, Codex, Gemini.'
 complete -c habitus -n "test (__habitus_node) = ''" -a memory -d 'Retain, recall and retrieve durable memories.'
 complete -c habitus -n "test (__habitus_node) = ''" -a model -d 'Manage local embedding models: add, list, use, remove.'
 complete -c habitus -n "test (__habitus_node) = ''" -a restore -d 'Restore the state root from a backup.'
@@ -388,15 +390,22 @@ complete -c habitus -n "test (__habitus_node) = 'habit show'" -l root -r
 complete -c habitus -n "test (__habitus_node) = 'habit show'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'hooks'" -a install -d 'Merge the hook settings into the harness\'s settings file.'
 complete -c habitus -n "test (__habitus_node) = 'hooks'" -a print -d 'Print the hook settings to merge into the harness\'s settings file.'
+complete -c habitus -n "test (__habitus_node) = 'hooks'" -a uninstall -d 'Remove habitus\'s hook entries from the harness\'s settings file.'
 complete -c habitus -n "test (__habitus_node) = 'hooks'" -l help
 complete -c habitus -n "test (__habitus_node) = 'hooks install'" -l harness -x -a 'claude-code codex gemini'
 complete -c habitus -n "test (__habitus_node) = 'hooks install'" -l help
 complete -c habitus -n "test (__habitus_node) = 'hooks install'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'hooks install'" -l program -r
 complete -c habitus -n "test (__habitus_node) = 'hooks install'" -l project
 complete -c habitus -n "test (__habitus_node) = 'hooks install'" -l root -r
-complete -c habitus -n "test (__habitus_node) = 'hooks print'" -l harness -x -a 'claude-code codex gemini'
+complete -c habitus -n "test (__habitus_node) = 'hooks print'" -l harness -x -a 'claude-code codex gemini pi'
 complete -c habitus -n "test (__habitus_node) = 'hooks print'" -l help
+complete -c habitus -n "test (__habitus_node) = 'hooks print'" -l program -r
 complete -c habitus -n "test (__habitus_node) = 'hooks print'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'hooks uninstall'" -l harness -x -a 'claude-code codex gemini'
+complete -c habitus -n "test (__habitus_node) = 'hooks uninstall'" -l help
+complete -c habitus -n "test (__habitus_node) = 'hooks uninstall'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'hooks uninstall'" -l project
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a export -d 'Export every record (removed and expired too) as JSON lines, ordered by id.'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a import -d 'Import records from JSON lines (as export writes them), all or nothing.'
 complete -c habitus -n "test (__habitus_node) = 'memory'" -a index -d 'Print the bounded memory index: pins first, then recent memories per store.'

@@ -44,6 +44,9 @@ def state_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    # Hook commands run the habitus on PATH: this checkout's console script, as after `pipx install`.
+    monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}")
+    monkeypatch.delenv("HABITUS_BIN", raising=False)
     return home
 
 

@@ -114,9 +114,9 @@ def test_codex_notify_of_a_resumed_thread_names_only_this_turns_prompt(on: Path)
 
 
 def test_codex_hooks_install_a_session_end_sweep_within_codexs_3_s(tmp_path: Path) -> None:
-    snippet = hooks.snippet("codex", ["/bin/habitus"])["hooks"]
+    snippet = hooks.snippet("codex")["hooks"]
     (handler,) = snippet["SessionEnd"][0]["hooks"]
-    expected = hooks.command_line(["/bin/habitus"], ("capture",), "codex", None)
+    expected = hooks.command_line(("capture",), "codex")
     assert handler["command"] == expected and handler["timeout"] == 3
 
 

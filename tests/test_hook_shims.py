@@ -48,7 +48,7 @@ def commands(harness: str, root: Path) -> dict[str, list[str]]:
 def name(command: str) -> str:
     """'memory index', 'select', ... from a configured command line."""
     words = command.split()
-    start = words.index(str(BIN / "habitus")) + 1
+    start = words.index("habitus") + 1
     return " ".join(w for w in words[start : words.index("--root")])
 
 

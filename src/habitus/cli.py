@@ -32,7 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "habit": ("habitus.commands.habit", "Review habits: list, show, declare, approve, reject, ..."),
     "hooks": (
         "habitus.commands.hooks",
-        "Print or install hook settings for Claude Code, Codex CLI and Gemini CLI.",
+        "Print, install or uninstall hook settings for Claude Code, Codex, Gemini.",
     ),
     "memory": ("habitus.commands.memory", "Retain, recall and retrieve durable memories."),
     "model": ("habitus.commands.model", "Manage local embedding models: add, list, use, remove."),

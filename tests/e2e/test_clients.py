@@ -10,6 +10,8 @@ current formats); they fail on a main without it, and `bin/test` leaves them out
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import signal
 import subprocess
@@ -187,19 +189,25 @@ def test_a_moved_habitus_does_not_drop_the_prompt(client: str, tmp_path: Path) -
         if client == "pi":
             s.extra_env["HABITUS_BIN"] = str(moved)
             s.hooks = True
-        else:
+        else:  # a habitus pinned with --program, then gone, and none on PATH either
             done = subprocess.run(
-                [str(moved), "hooks", "install", "--harness", clients.HARNESS[client]],
+                [str(moved), "hooks", "install", "--harness", clients.HARNESS[client], "--program", str(moved)],
                 env=s.env(), capture_output=True, timeout=60, check=False,
             )  # fmt: skip
             assert done.returncode == 0, done.stderr
-            hooks = (s.home / ".gemini" / "settings.json") if client == "gemini" else None
-            assert hooks is None or str(moved) in hooks.read_text()
+            assert str(moved) in Path(json.loads(done.stdout)["path"]).read_text()
+            s.extra_env["PATH"] = without_habitus(s.env()["PATH"])
         moved.unlink()
         turn = s.run(PROMPT)
     assert turn.exit == 0, turn.stderr[-2000:]
     assert ANSWER in turn.stdout
     assert model.saw("read notes.txt first"), "the prompt never reached the model"
+
+
+def without_habitus(path: str) -> str:
+    """PATH minus every folder holding a habitus: as on a teammate's machine without it installed."""
+    folders = path.split(os.pathsep)
+    return os.pathsep.join(d for d in folders if d and not os.access(os.path.join(d, "habitus"), os.X_OK))
 
 
 class HeldLocks:

@@ -1,7 +1,9 @@
 """Harness hook configuration: which habitus command runs on which event, as each harness's settings.
 
-    snippet(harness, program, root) -> dict   the settings object to merge ({"hooks": {...}})
+    snippet(harness, root=None, program=None) -> dict   the settings object to merge ({"hooks": {...}});
+                                               portable (the habitus on PATH) unless program is given
     settings_path(harness, project)  -> Path  where that harness reads it
+    pi_extension()                   -> Path  the Pi extension shipped with habitus
     hooks.settings.install(...)                merge into the file (see that module)
 
 The commands per event follow each capability's hook protocol (README; habitus.harness.events):
@@ -82,46 +84,65 @@ NOTES = {
     "gemini": "Gemini CLI 0.61 runs these (hooks are on unless hooksConfig.enabled is false); older "
     "versions switch them on with hooks.enabled or tools.enableHooks.",
 }
+NOTES_UNINSTALL = {
+    "claude-code": "Claude Code reads settings.json at start: restart running sessions to drop the hooks.",
+    "codex": "Codex reads hooks.json at start: restart running sessions. See trust.",
+    "gemini": "Gemini CLI reads settings.json at start: restart running sessions to drop the hooks.",
+}
 # A habitus command this module writes: the program, then one of these tails.
 _TAILS = {(*args, "--harness", harness) for harness in HARNESSES for args in TIMEOUTS}
 
 
-# The installed command runs habitus through this guard, so that a moved or uninstalled habitus never
-# breaks the agent: $0 is the program written at install time; when it is gone, the habitus on PATH
-# runs instead; when there is none, a one-line note goes to stderr and the hook exits 0. An exit of 126
-# or more (not executable, not found, killed) becomes 0 too: Gemini CLI reads exit 127 on BeforeAgent
-# as "deny" and drops the prompt. The text never changes with the arguments, so a re-install writes the
-# same command (Codex trusts a hook by a hash of its command).
+# The installed command runs habitus through this guard: `sh -c GUARD habitus ARGS...`. $0 names the
+# program: `habitus`, found on PATH when the hook runs (so a project's committed settings work on every
+# teammate's machine and a moved install keeps working), or a path given at install time; $HABITUS_BIN,
+# when set, wins over both. A path that is not an executable file falls back to the habitus on PATH;
+# with none, a one-line note goes to stderr and the hook exits 0, printing nothing. HABITUS_NO_HOOKS set
+# (a model call habitus started itself) exits 0 before any program starts. An exit of 126 or more (not
+# executable, not found, killed) becomes 0 too: Gemini CLI reads exit 127 on BeforeAgent as "deny" and
+# drops the prompt. The text never changes with the arguments, so a re-install writes the same command
+# (Codex trusts a hook by a hash of its command).
 GUARD = (  # short: Claude Code quotes the whole command to the model with a Stop blocker's reason
-    'p="$0";[ -x "$p" ]||{ p=$(command -v habitus)||{ echo "habitus: $0 is missing; hook skipped" >&2;'
-    'exit 0;};[ "$1" = -m ]&&shift 2;};"$p" "$@";s=$?;[ $s -lt 126 ]||s=0;exit $s'
+    '[ -z "$HABITUS_NO_HOOKS" ]||exit 0;p=${HABITUS_BIN:-$0};case $p in */*)[ -f "$p" ]&&[ -x "$p" ]||'
+    'p=habitus;;esac;command -v "$p" >/dev/null||{ echo "habitus is not installed (pipx install habitus);'
+    ' hook skipped" >&2;exit 0;};"$p" "$@";s=$?;[ $s -lt 126 ]||s=0;exit $s'
 )
+PROGRAM = "habitus"  # the portable default: whichever habitus is on PATH
 
 
-def command_line(program: list[str], args: tuple[str, ...], harness: str, root: str | None) -> str:
-    """The hook's command: `sh -c GUARD PROGRAM ARGS... --harness NAME [--root DIR]`."""
-    words = [*program, *args, "--harness", harness]
-    if root is not None:
-        words[len(program) + len(args) : len(program) + len(args)] = ["--root", root]
+def command_line(
+    args: tuple[str, ...], harness: str, root: str | None = None, program: str | None = None
+) -> str:
+    """The hook's command: `sh -c GUARD PROGRAM ARGS... [--root DIR] --harness NAME`."""
+    words = [program or PROGRAM, *args, *(["--root", root] if root is not None else []), "--harness", harness]
     return " ".join(shlex.quote(w) for w in ["sh", "-c", GUARD, *words])
 
 
 def entry(
-    harness: str, program: list[str], args: tuple[str, ...], root: str | None, event: str | None = None
+    harness: str,
+    args: tuple[str, ...],
+    root: str | None = None,
+    event: str | None = None,
+    program: str | None = None,
 ) -> dict[str, Any]:
     """One hook handler object in the harness's format."""
     timeout = min(TIMEOUTS[args], CLAMPED.get((harness, event or ""), TIMEOUTS[args]))
-    item: dict[str, Any] = {"type": "command", "command": command_line(program, args, harness, root)}
+    item: dict[str, Any] = {"type": "command", "command": command_line(args, harness, root, program)}
     if harness == "gemini":
         return {"name": "habitus-" + "-".join(args), **item, "timeout": timeout * 1000}
     return {**item, "timeout": timeout}
 
 
-def snippet(harness: str, program: list[str], root: str | None = None) -> dict[str, Any]:
-    """{"hooks": {event: [{"hooks": [handler, ...]}]}}: one group per event, habitus's handlers in order."""
+def snippet(harness: str, root: str | None = None, program: str | None = None) -> dict[str, Any]:
+    """{"hooks": {event: [{"hooks": [handler, ...]}]}}: one group per event, habitus's handlers in order.
+
+    Portable unless `program` is given: each command runs the habitus on PATH (or $HABITUS_BIN), so the
+    object can go into a repository's settings or a plugin's hook file as it is. `root` (a state root)
+    is written into every command when given.
+    """
     events: dict[str, list[dict[str, Any]]] = {}
     for event, args in PLAN[harness]:
-        events.setdefault(event, []).append(entry(harness, program, args, root, event))
+        events.setdefault(event, []).append(entry(harness, args, root, event, program))
     return {"hooks": {event: [{"hooks": handlers}] for event, handlers in events.items()}}
 
 
@@ -181,22 +202,11 @@ def codex_trust(hooks_file: Path, summary: dict[str, Any]) -> dict[str, Any]:
     it. Trust is the user's decision about what runs on their machine: habitus explains it and leaves it
     to them.
     """
-    recorded = 0
-    config = codex_config(hooks_file)
-    try:
-        import tomllib
-
-        with open(config, "rb") as handle:
-            state = tomllib.load(handle).get("hooks", {}).get("state", {})
-        prefix = f"{hooks_file.resolve()}:"
-        recorded = sum(1 for key in state if isinstance(key, str) and key.startswith(prefix))
-    except (OSError, ValueError, AttributeError):
-        pass
     changed = len(summary.get("added", []))
     return {
         "required": True,
-        "config": str(config),
-        "recorded": recorded,
+        "config": str(codex_config(hooks_file)),
+        "recorded": _recorded(hooks_file),
         "untrusted": changed,
         "run": "codex",
         "how": "start `codex` in a terminal and answer the hooks review with “Trust all and continue” "
@@ -205,3 +215,42 @@ def codex_trust(hooks_file: Path, summary: dict[str, Any]) -> dict[str, Any]:
         "timeout; `codex exec` skips untrusted hooks without a word. A new or changed command (another "
         "path, --root or timeout) needs trusting again. habitus does not write trust for you.",
     }
+
+
+def codex_untrust(hooks_file: Path, summary: dict[str, Any]) -> dict[str, Any]:
+    """What uninstall leaves in Codex's config.toml, for the uninstall result. Nothing is written."""
+    return {
+        "required": False,
+        "config": str(codex_config(hooks_file)),
+        "recorded": _recorded(hooks_file),
+        "removed": len(summary.get("removed", [])),
+        "how": "nothing to do: a trust entry whose hook is gone is never used; delete the "
+        '[hooks.state."<hooks.json>:…"] tables of the removed hooks from config.toml to tidy it, or '
+        "let `codex` /hooks review what is left",
+        "why": "Codex keys trust by the hook's place in hooks.json (event, group, handler) and a hash of its "
+        "command; habitus's group was the last of each event, so your own hooks keep their place and "
+        "their trust unless you added groups after it. habitus does not edit config.toml.",
+    }
+
+
+def _recorded(hooks_file: Path) -> int:
+    """How many hooks of this hooks.json Codex's config.toml records a trust state for."""
+    try:
+        import tomllib
+
+        with open(codex_config(hooks_file), "rb") as handle:
+            state = tomllib.load(handle).get("hooks", {}).get("state", {})
+        prefix = f"{hooks_file.resolve()}:"
+        return sum(1 for key in state if isinstance(key, str) and key.startswith(prefix))
+    except (OSError, ValueError, AttributeError):
+        return 0
+
+
+def pi_extension() -> Path:
+    """The Pi extension file: inside the installed package (the wheel carries it), else this checkout's
+    integrations/pi/habitus.ts (an editable install runs from src/)."""
+    here = Path(__file__).resolve().parent.parent  # the habitus package
+    packaged = here / "integrations" / "pi" / "habitus.ts"
+    if packaged.is_file():
+        return packaged
+    return here.parent.parent / "integrations" / "pi" / "habitus.ts"

@@ -200,3 +200,138 @@ def install(path: Path, wanted: dict[str, Any]) -> dict[str, Any]:
     raise HabitusError(
         "io_error", f"{path}: kept changing while habitus merged its hooks", hint="try again in a moment"
     )
+
+
+def strip(document: dict[str, Any], path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the document without habitus's handlers, a summary {"removed", "left"}). `document` is kept.
+
+    A group left empty by the removal goes, an event left empty goes, and so does `hooks` when it was
+    emptied (install adds all three when they are missing). Handlers that mention habitus but are not
+    commands habitus writes (the user changed them into something else) are listed in "left" and kept.
+    """
+    stripped = json.loads(json.dumps(document))
+    summary: dict[str, Any] = {"removed": [], "left": []}
+    hooks = stripped.get("hooks")
+    if hooks is None:
+        return stripped, summary
+    if not isinstance(hooks, dict):
+        raise _invalid(path, "its hooks is not an object")
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list) or not all(
+            isinstance(g, dict) and isinstance(g.get("hooks", []), list) for g in groups
+        ):
+            continue  # not an event list (Gemini's hooks.enabled): habitus never wrote there
+        remaining = []
+        for group in groups:
+            handlers = group.get("hooks", [])
+            mine = [h for h in handlers if is_ours(h)]
+            summary["removed"] += [{"event": event, "command": h["command"]} for h in mine]
+            summary["left"] += [
+                {"event": event, "command": h["command"]}
+                for h in handlers
+                if not is_ours(h) and isinstance(h, dict) and "habitus" in str(h.get("command", ""))
+            ]
+            if not mine:
+                remaining.append(group)
+            elif len(mine) < len(handlers):
+                remaining.append({**group, "hooks": [h for h in handlers if not is_ours(h)]})
+        if len(remaining) == len(groups) and remaining == groups:
+            continue
+        if remaining:
+            hooks[event] = remaining
+        else:
+            del hooks[event]
+    if not hooks and summary["removed"]:
+        del stripped["hooks"]
+    return stripped, summary
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal, key order included (the order a person or a harness wrote them in is part of the file)."""
+    return json.dumps(a, ensure_ascii=False) == json.dumps(b, ensure_ascii=False)
+
+
+def _order(name: str, prefix: str) -> tuple[str, int]:
+    """A backup's (UTC stamp, counter) from its name, so the newest of one second sorts last."""
+    stem = name[len(prefix) : -len(".bak")]
+    stamp, _, n = stem.partition("-")
+    return stamp, int(n) if n.isdigit() else 1
+
+
+def _original(path: Path, wanted: list[dict[str, Any]]) -> tuple[Path, bytes] | None:
+    """The newest backup beside `path` that holds exactly one of `wanted`: its bytes are the file as it
+    was, with its own formatting, before habitus merged its hooks into it."""
+    prefix = f"{path.name}.habitus-"
+    try:
+        names = [n for n in os.listdir(path.parent) if n.startswith(prefix) and n.endswith(".bak")]
+    except OSError:
+        return None
+    found = []
+    for name in names:
+        candidate = path.with_name(name)
+        try:
+            document, st, data = read(candidate)
+        except HabitusError:
+            continue
+        if document is not None and st is not None and any(_same(document, w) for w in wanted):
+            found.append((_order(name, prefix), st.st_mtime_ns, candidate, data))
+    if not found:
+        return None
+    _, _, candidate, data = max(found)
+    return candidate, data
+
+
+def _delete(path: Path, before: os.stat_result) -> bool:
+    """Remove path unless it changed since `before`; False when it changed."""
+    if not _same_file(before, _current(path)):
+        return False
+    os.unlink(path)
+    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
+    return True
+
+
+def uninstall(path: Path) -> dict[str, Any]:
+    """Remove habitus's handlers from the settings file at `path`; returns what changed.
+
+    When what is left is exactly what a backup beside the file holds (the file as it was before an
+    install), that backup's bytes are written back, so install then uninstall leaves the file byte for
+    byte as it was; when what is left is empty and no backup holds it (install created the file), the
+    file is removed. Otherwise the rest is written as install writes it. The current file is backed up
+    first either way.
+    """
+    for _ in range(ATTEMPTS):
+        document, before, original = read(path)
+        result: dict[str, Any] = {"path": str(path), "backup": None, "restored": None, "deleted": False}
+        if document is None or before is None:
+            return {**result, "changed": False, "removed": [], "left": []}
+        stripped, summary = strip(document, path)
+        result.update(summary)
+        if not summary["removed"]:
+            return {**result, "changed": False}
+        mode = stat.S_IMODE(before.st_mode)
+        # The file before install may have held an empty hooks object that the removal dropped.
+        wanted = [stripped]
+        if "hooks" not in stripped:
+            wanted.append({k: stripped.get(k, {}) for k in document})
+        backup = _original(path, wanted)
+        result["backup"] = str(_backup(path, original, mode))
+        if backup is not None:
+            result["restored"] = str(backup[0])
+            done = _write(path, backup[1], mode, before)
+        elif not stripped:
+            result["deleted"] = True
+            done = _delete(path, before)
+        else:
+            text = (json.dumps(stripped, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+            done = _write(path, text, mode, before)
+        if done:
+            return {**result, "changed": True}
+        os.unlink(result["backup"])  # the file changed meanwhile: start over from its new contents
+    raise HabitusError(
+        "io_error", f"{path}: kept changing while habitus removed its hooks", hint="try again in a moment"
+    )
