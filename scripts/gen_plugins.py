@@ -32,8 +32,6 @@ sys.path.insert(0, str(REPO / "src"))
 from habitus import __version__  # noqa: E402
 from habitus.hooks import snippet  # noqa: E402
 
-# The program every generated hook runs: found on PATH when the hook fires, never a path of this machine.
-PROGRAM = ["habitus"]
 NAME = "habitus"
 DESCRIPTION = (
     "Reviewed habits, durable memory and a watchdog reviewer for coding agents: capture, approved "
@@ -74,8 +72,9 @@ def _json(value: Any) -> str:
 
 
 def hooks(harness: str) -> dict[str, Any]:
-    """The hooks of `harness`, as `habitus hooks install` merges them, with the portable program."""
-    return snippet(harness, PROGRAM)
+    """The hooks of `harness`, as `habitus hooks install` merges them: portable, each runs the habitus on
+    PATH (or $HABITUS_BIN) and says so in one line when there is none."""
+    return snippet(harness)
 
 
 # -- Claude Code -----------------------------------------------------------------------------------------

@@ -68,7 +68,7 @@ def test_each_plugin_carries_the_hooks_that_hooks_install_writes(harness: str) -
     """Same events, same habitus commands, same timeouts, in the same order: only the program differs
     (the plugin names `habitus`, found on PATH; hooks install names this machine's path)."""
     committed = json.loads(read(HOOKS[harness]))["hooks"]
-    installed = snippet(harness, ["/opt/somewhere/bin/habitus"])["hooks"]
+    installed = snippet(harness, program="/opt/somewhere/bin/habitus")["hooks"]
     assert list(committed) == list(installed) == list(dict.fromkeys(event for event, _ in PLAN[harness]))
     for event in installed:
         ours = [h for group in committed[event] for h in group["hooks"]]

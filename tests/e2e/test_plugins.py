@@ -22,6 +22,8 @@ the model, exactly as with `hooks install` (tests/e2e/test_clients.py).
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 import time
@@ -188,3 +190,25 @@ def test_the_review_command_shows_candidates_and_leaves_approval_to_the_human(
     assert shown["status"] == "candidate"
     decided = {a["action"] for a in shown["audit"]} & {"approve", "reject", "enable", "disable", "archive"}
     assert not decided, shown["audit"]
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_the_plugin_without_habitus_installed_never_stops_the_agent(client: str, tmp_path: Path) -> None:
+    """A teammate who installed the plugin but not habitus: every hook exits 0 with a one-line note, the
+    prompt reaches the model, nothing of habitus does."""
+    root = tmp_path / "state"
+    clients.prepare(root)
+    with FakeModel() as model:
+        s = plugin_session(client, tmp_path, model)
+        s.extra_env["PATH"] = os.pathsep.join(
+            p
+            for p in os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep)
+            if p != str(clients.HABITUS.parent)
+        )
+        assert shutil.which("habitus", path=s.env()["PATH"]) is None
+        turn = s.run(PROMPT)
+    assert turn.exit == 0, turn.stderr[-2000:]
+    assert ANSWER in turn.stdout
+    assert model.saw("read notes.txt first"), "the prompt never reached the model"
+    assert not any(model.saw(text) for text in (HABIT["behavior"], FACT, *clients.MARKERS))
+    assert clients.stored(root) == []
