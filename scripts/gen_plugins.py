@@ -11,11 +11,12 @@ What is written (paths from the repository root):
     .agents/plugins/marketplace.json   Codex marketplace: `codex plugin marketplace add OWNER/habitus`
     plugins/codex/                     the Codex plugin (hooks, the habitus-review skill, MCP server)
     plugins/gemini/habitus/            the Gemini CLI extension (hooks, /habitus:review, MCP server)
-    plugins/pi/                        the Pi package (the extension, the MCP server, /habitus-review)
+    package.json, plugins/pi/          the Pi package: the repository itself (the extension, the MCP server,
+                                       /habitus-review)
 
 Every hook is the entry `habitus hooks install` writes for that harness, from the same function
 (habitus.hooks.snippet), with the program named portably instead of this machine's path, so the files
-can be committed and installed anywhere. The Pi package carries integrations/pi/habitus.ts itself.
+can be committed and installed anywhere. The Pi package names integrations/pi/habitus.ts itself.
 Output is deterministic, so the committed files change only when the hooks or this script do.
 """
 
@@ -42,7 +43,7 @@ AUTHOR = {"name": "habitus"}
 KEYWORDS = ["habits", "memory", "review", "hooks", "mcp"]
 # The MCP server (`habitus mcp`, an optional extra) as every client's mcpServers entry names it.
 MCP = {"command": "habitus", "args": ["mcp"]}
-PI_EXTENSION = REPO / "integrations" / "pi" / "habitus.ts"
+PI_EXTENSION = "integrations/pi/habitus.ts"  # the extension, in the repository (the wheel carries it too)
 
 # What every review command says, in each client's own template language. A command only shows: approval,
 # rejection and every change to a habit stay the human's act, typed by them in their own terminal.
@@ -246,17 +247,21 @@ export default function habitusMcp(pi: ExtensionAPI): void {{
 
 
 def pi() -> dict[str, str]:
+    # The package is the repository itself (package.json at its root), so that `pi install
+    # git:github.com/OWNER/habitus` works as it stands and the extension is integrations/pi/habitus.ts,
+    # not a copy; the package's own files live in plugins/pi/.
     package = "plugins/pi"
     manifest = {
-        "name": "habitus-pi",
+        "name": "habitus",
         "version": __version__,
         "description": DESCRIPTION,
         "keywords": ["pi-package", *KEYWORDS],
         "license": "Apache-2.0",
+        "files": [PI_EXTENSION, f"{package}/", "LICENSE", "README.md"],
         "peerDependencies": {"@earendil-works/pi-coding-agent": "*"},
         "pi": {
-            "extensions": ["./extensions/habitus.ts", "./extensions/habitus-mcp.ts"],
-            "prompts": ["./prompts/*.md"],
+            "extensions": [f"./{PI_EXTENSION}", f"./{package}/extensions/habitus-mcp.ts"],
+            "prompts": [f"./{package}/prompts/*.md"],
         },
     }
     review = (
@@ -268,8 +273,7 @@ def pi() -> dict[str, str]:
         f"{REVIEW_RULES}\n"
     )
     return {
-        f"{package}/package.json": _json(manifest),
-        f"{package}/extensions/habitus.ts": PI_EXTENSION.read_text(),
+        "package.json": _json(manifest),
         f"{package}/extensions/habitus-mcp.ts": PI_MCP,
         f"{package}/prompts/habitus-review.md": review,
     }

@@ -47,8 +47,7 @@ def test_a_changed_or_extra_file_counts_as_stale(tmp_path: Path, monkeypatch: py
     gen = generator()
     for folder in gen.FOLDERS:
         shutil.copytree(REPO / folder, tmp_path / folder)
-    (tmp_path / "integrations" / "pi").mkdir(parents=True)
-    shutil.copy(gen.PI_EXTENSION, tmp_path / "integrations" / "pi" / "habitus.ts")
+    shutil.copy(REPO / "package.json", tmp_path / "package.json")
     monkeypatch.setattr(gen, "REPO", tmp_path)
     assert gen.stale_files() == []
     hooks = tmp_path / HOOKS["codex"]
@@ -111,13 +110,15 @@ def test_every_client_registers_habitus_mcp() -> None:
     )
 
 
-def test_the_pi_package_carries_the_extension() -> None:
-    package = json.loads(read("plugins/pi/package.json"))
+def test_the_repository_is_the_pi_package_and_carries_the_extension() -> None:
+    package = json.loads(read("package.json"))
     assert "pi-package" in package["keywords"]
+    assert package["pi"]["extensions"][0] == "./integrations/pi/habitus.ts"
     for extension in package["pi"]["extensions"]:
-        assert (REPO / "plugins" / "pi" / extension).is_file()
-    assert read("plugins/pi/extensions/habitus.ts") == read("integrations/pi/habitus.ts")
-    assert list((REPO / "plugins" / "pi" / "prompts").glob("*.md"))
+        assert (REPO / extension).is_file()
+        assert any(extension.removeprefix("./").startswith(f) for f in package["files"])  # what npm packs
+    [prompts] = package["pi"]["prompts"]
+    assert [p.name for p in REPO.glob(prompts.removeprefix("./"))] == ["habitus-review.md"]
 
 
 REVIEW_FILES = {

@@ -13,7 +13,8 @@ checkout, the way a user installs from a clone (the same files a GitHub source b
   tests do.
 - Gemini CLI: `gemini extensions validate`, then `gemini extensions install DIR --consent` (a copy in
   ~/.gemini/extensions/habitus).
-- Pi: `pi install DIR` (a local package; Pi records it in its settings and loads its extensions).
+- Pi: `pi install DIR` of the repository itself (package.json at its root is the Pi package, as a
+  `pi install git:…` of the repository brings it; a local package is loaded in place).
 
 Then one turn shows what a user cares about: the approved habit's guidance and the memory index reach
 the model, exactly as with `hooks install` (tests/e2e/test_clients.py).
@@ -66,7 +67,7 @@ def install_plugin(s: clients.Session) -> str:
         checked = _run(s, "extensions", "validate", folder)
         assert "successfully validated" in checked.stdout + checked.stderr
         return _run(s, "extensions", "install", folder, "--consent").stdout
-    return _run(s, "install", str(PLUGINS / "pi")).stdout
+    return _run(s, "install", str(REPO)).stdout
 
 
 def plugin_session(client: str, folder: Path, model: FakeModel) -> clients.Session:
@@ -212,3 +213,58 @@ def test_the_plugin_without_habitus_installed_never_stops_the_agent(client: str,
     assert model.saw("read notes.txt first"), "the prompt never reached the model"
     assert not any(model.saw(text) for text in (HABIT["behavior"], FACT, *clients.MARKERS))
     assert clients.stored(root) == []
+
+
+def uninstall_plugin(s: clients.Session) -> None:
+    """Each client's own way out: uninstall the plugin and forget the marketplace."""
+    if s.name == "claude":
+        _run(s, "plugin", "uninstall", "habitus@habitus")
+        _run(s, "plugin", "marketplace", "remove", "habitus")
+    elif s.name == "codex":
+        _run(s, "plugin", "remove", "habitus@habitus")
+        _run(s, "plugin", "marketplace", "remove", "habitus")
+    elif s.name == "gemini":
+        _run(s, "extensions", "uninstall", "habitus")
+    else:
+        _run(s, "remove", str(REPO))
+
+
+def _settings(s: clients.Session) -> Path:
+    return {
+        "claude": s.claude_config / "settings.json",
+        "codex": s.codex_home / "config.toml",
+        "gemini": s.home / ".gemini" / "settings.json",
+        "pi": s.pi_dir / "settings.json",
+    }[s.name]
+
+
+def _without_empty(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _without_empty(v) for k, v in value.items() if v not in ({}, [])}
+    return value
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_uninstalling_the_plugin_leaves_the_settings_as_they_were(client: str, tmp_path: Path) -> None:
+    """Codex restores its config.toml byte for byte. Claude Code, Gemini CLI and Pi rewrite their JSON in
+    their own layout, and Claude and Pi leave the emptied keys (`enabledPlugins: {}`, `packages: []`):
+    the same settings, not the same bytes (the clients' own writes, which a plugin cannot change)."""
+    with FakeModel() as model:
+        usable(client)
+        s = clients.Session(client, tmp_path, model.url, tmp_path / "state", hooks=False)
+        settings = _settings(s)
+        if client == "gemini":  # current keys only: Gemini migrates deprecated ones on any rewrite
+            settings.write_text('{"general": {"enableAutoUpdate": false}, "ui": {"theme": "Default"}}\n')
+        elif not settings.exists():
+            settings.write_text('{"theme": "dark"}\n')
+        before = settings.read_bytes()
+        install_plugin(s)
+        assert settings.read_bytes() != before or client == "gemini"  # Gemini keeps extensions apart
+        uninstall_plugin(s)
+    after = settings.read_bytes()
+    if client == "codex":
+        assert after == before
+    else:
+        assert _without_empty(json.loads(after)) == _without_empty(json.loads(before))
+    if client == "gemini":
+        assert not (s.home / ".gemini" / "extensions" / "habitus").exists()
