@@ -238,7 +238,8 @@ import type {{ ExtensionAPI }} from "@earendil-works/pi-coding-agent";
 
 export default function habitusMcp(pi: ExtensionAPI): void {{
 \ttry {{
-\t\tpi.registerMcpServer("{NAME}", {{ command: "{MCP["command"]}", args: {json.dumps(MCP["args"])} }});
+\t\t// Six small tools: declared to the model directly, not behind codemode or tool_search.
+\t\tpi.registerMcpServer("{NAME}", {{ command: "{MCP["command"]}", args: {json.dumps(MCP["args"])}, exposure: "direct" }});
 \t}} catch {{
 \t\t// Pi without MCP support, or the name taken by mcp.json (which then wins): nothing to do.
 \t}}

@@ -105,7 +105,7 @@ def test_every_client_registers_habitus_mcp() -> None:
     assert json.loads(read("plugins/claude-code/.mcp.json"))["mcpServers"]["habitus"] == server
     assert json.loads(read("plugins/codex/.mcp.json"))["mcpServers"]["habitus"] == server
     assert json.loads(read("plugins/gemini/habitus/gemini-extension.json"))["mcpServers"]["habitus"] == server
-    assert 'registerMcpServer("habitus", { command: "habitus", args: ["mcp"] })' in read(
+    assert 'registerMcpServer("habitus", { command: "habitus", args: ["mcp"], exposure: "direct" })' in read(
         "plugins/pi/extensions/habitus-mcp.ts"
     )
 

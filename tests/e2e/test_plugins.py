@@ -268,3 +268,53 @@ def test_uninstalling_the_plugin_leaves_the_settings_as_they_were(client: str, t
         assert _without_empty(json.loads(after)) == _without_empty(json.loads(before))
     if client == "gemini":
         assert not (s.home / ".gemini" / "extensions" / "habitus").exists()
+
+
+# -- the MCP server the plugins register ----------------------------------------------------------------
+
+MCP_TOOLS = (
+    "memory_retrieve",
+    "memory_recall",
+    "memory_retain",
+    "memory_remove",
+    "habits_for_request",
+    "habits_candidates",
+)
+
+
+def _mcp_available() -> None:
+    done = subprocess.run(
+        [str(clients.HABITUS), "mcp", "--help"], capture_output=True, timeout=60, check=False
+    )
+    if done.returncode != 0:
+        pytest.skip("habitus mcp is not available here (the command or its optional extra is missing)")
+
+
+@pytest.mark.parametrize("client", ["claude", "pi"])
+def test_the_plugin_registers_habitus_mcp_and_its_tools_reach_the_model(client: str, tmp_path: Path) -> None:
+    """Gemini CLI is left out: an extension cannot mark its server trusted, and `-p` offers only the
+    tools of trusted servers (interactively Gemini asks before each call). Codex: see below."""
+    _mcp_available()
+    root = tmp_path / "state"
+    clients.prepare(root)
+    with FakeModel() as model:
+        turn = plugin_session(client, tmp_path, model).run(PROMPT, timeout=240)
+    assert turn.exit == 0, turn.stderr[-2000:]
+    missing = [name for name in MCP_TOOLS if not model.saw(name)]
+    assert missing == [], f"{client} did not offer the model {missing}"
+    assert not any(model.saw(word) for word in ("habit_approve", "habits_approve", "approve_habit"))
+
+
+def test_codex_takes_the_plugins_mcp_server(tmp_path: Path) -> None:
+    """Codex 0.171 lists the plugin's server as enabled. Its `exec` against the scripted model offers no
+    MCP tool at all, the plugin's or one added with `codex mcp add` alike, so the turn cannot show it."""
+    with FakeModel() as model:
+        s = plugin_session("codex", tmp_path, model)
+        listed = json.loads(_run(s, "mcp", "list", "--json").stdout)
+    [habitus] = [server for server in listed if server["name"] == "habitus"]
+    assert habitus["enabled"] is True
+    assert {k: habitus["transport"][k] for k in ("type", "command", "args")} == {
+        "type": "stdio",
+        "command": "habitus",
+        "args": ["mcp"],
+    }

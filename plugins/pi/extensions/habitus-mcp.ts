@@ -8,7 +8,8 @@ import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
 export default function habitusMcp(pi: ExtensionAPI): void {
 	try {
-		pi.registerMcpServer("habitus", { command: "habitus", args: ["mcp"] });
+		// Six small tools: declared to the model directly, not behind codemode or tool_search.
+		pi.registerMcpServer("habitus", { command: "habitus", args: ["mcp"], exposure: "direct" });
 	} catch {
 		// Pi without MCP support, or the name taken by mcp.json (which then wins): nothing to do.
 	}
