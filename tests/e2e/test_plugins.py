@@ -318,3 +318,22 @@ def test_codex_takes_the_plugins_mcp_server(tmp_path: Path) -> None:
         "command": "habitus",
         "args": ["mcp"],
     }
+
+
+def test_codex_runs_the_plugins_hooks_only_once_trusted(tmp_path: Path) -> None:
+    """`codex plugin add` does not trust a plugin's hooks (the CLI writes no trusted hash), and `codex
+    exec` skips untrusted hooks without a word: the user trusts them once in `codex` (its hooks review, or
+    /hooks), as with `hooks install`. The other tests pass --dangerously-bypass-hook-trust for that."""
+    root = tmp_path / "state"
+    clients.prepare(root)
+    with FakeModel() as model:
+        s = plugin_session("codex", tmp_path, model)
+        assert "trusted_hash" not in (s.codex_home / "config.toml").read_text()
+        command = [word for word in s.command(PROMPT) if word != "--dangerously-bypass-hook-trust"]
+        done = subprocess.run(
+            command, cwd=s.cwd, env=s.env(), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+            timeout=240, check=False,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert model.saw("read notes.txt first")
+    assert not any(model.saw(text) for text in (HABIT["behavior"], FACT))
