@@ -24,6 +24,7 @@ REQUIRED: dict[tuple[str, ...], list[str]] = {
     # `hooks` takes --harness to name the settings file to write, not to enter hook mode
     ("hooks", "install"): ["--harness", "claude-code"],
     ("hooks", "print"): ["--harness", "claude-code"],
+    ("hooks", "uninstall"): ["--harness", "claude-code"],
     ("advise", "mute"): ["0123456789ab"],
     ("advise", "unmute"): ["0123456789ab"],
     ("config", "preset"): ["claude", "--name", "Not A Name"],
