@@ -19,6 +19,7 @@ _habitus() {
             "|memory") node="memory" ;;
             "|model") node="model" ;;
             "|restore") node="restore" ;;
+            "|review") node="review" ;;
             "|schedule") node="schedule" ;;
             "|select") node="select" ;;
             "|status") node="status" ;;
@@ -286,6 +287,8 @@ _habitus() {
         "model use|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "restore|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "restore|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "review|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "review|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "schedule install|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "schedule install|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "schedule status|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -303,7 +306,7 @@ _habitus() {
         "worker stop|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
     esac
     case "$node" in
-        "") COMPREPLY=($(compgen -W "advise analyze backup capture config dedupe demo eval habit hooks memory model restore schedule select status verify worker --help --version -V" -- "$cur")) ;;
+        "") COMPREPLY=($(compgen -W "advise analyze backup capture config dedupe demo eval habit hooks memory model restore review schedule select status verify worker --help --version -V" -- "$cur")) ;;
         "advise") COMPREPLY=($(compgen -W "mute mutes resume unmute --format --harness --help --pretty --root --transcript --wait" -- "$cur")) ;;
         "advise mute") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "advise mutes") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
@@ -369,6 +372,7 @@ _habitus() {
         "model remove") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "model use") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;
         "restore") COMPREPLY=($(compgen -W "--dry-run --help --pretty --root --wait" -- "$cur")) ;;
+        "review") COMPREPLY=($(compgen -W "--help --root --wait" -- "$cur")) ;;
         "schedule") COMPREPLY=($(compgen -W "install remove status --help" -- "$cur")) ;;
         "schedule install") COMPREPLY=($(compgen -W "--help --pretty --print-crontab --root --wait" -- "$cur")) ;;
         "schedule remove") COMPREPLY=($(compgen -W "--help --pretty" -- "$cur")) ;;

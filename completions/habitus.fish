@@ -29,6 +29,8 @@ function __habitus_node
                 set node 'model'
             case '|restore'
                 set node 'restore'
+            case '|review'
+                set node 'review'
             case '|schedule'
                 set node 'schedule'
             case '|select'
@@ -171,6 +173,7 @@ complete -c habitus -n "test (__habitus_node) = ''" -a hooks -d 'Print or instal
 complete -c habitus -n "test (__habitus_node) = ''" -a memory -d 'Retain, recall and retrieve durable memories.'
 complete -c habitus -n "test (__habitus_node) = ''" -a model -d 'Manage local embedding models: add, list, use, remove.'
 complete -c habitus -n "test (__habitus_node) = ''" -a restore -d 'Restore the state root from a backup.'
+complete -c habitus -n "test (__habitus_node) = ''" -a review -d 'Review habits in the terminal: approve, reject, edit, merge, ...'
 complete -c habitus -n "test (__habitus_node) = ''" -a schedule -d 'Install, check or remove the daily analyze timer.'
 complete -c habitus -n "test (__habitus_node) = ''" -a select -d 'Choose the approved habits that apply to a prompt.'
 complete -c habitus -n "test (__habitus_node) = ''" -a status -d 'Report the state root, versions, settings and counts.'
@@ -572,6 +575,9 @@ complete -c habitus -n "test (__habitus_node) = 'restore'" -l help
 complete -c habitus -n "test (__habitus_node) = 'restore'" -l pretty
 complete -c habitus -n "test (__habitus_node) = 'restore'" -l root -r
 complete -c habitus -n "test (__habitus_node) = 'restore'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'review'" -l help
+complete -c habitus -n "test (__habitus_node) = 'review'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'review'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'schedule'" -a install -d 'Write the systemd user units and enable the timer.'
 complete -c habitus -n "test (__habitus_node) = 'schedule'" -a remove -d 'Disable the timer and delete the units that install wrote.'
 complete -c habitus -n "test (__habitus_node) = 'schedule'" -a status -d 'Report the installed units and whether they match what install would write.'

@@ -37,6 +37,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "memory": ("habitus.commands.memory", "Retain, recall and retrieve durable memories."),
     "model": ("habitus.commands.model", "Manage local embedding models: add, list, use, remove."),
     "restore": ("habitus.commands.restore", "Restore the state root from a backup."),
+    "review": (
+        "habitus.commands.review",
+        "Review habits in the terminal: approve, reject, edit, merge, ...",
+    ),
     "schedule": ("habitus.commands.schedule", "Install, check or remove the daily analyze timer."),
     "select": ("habitus.commands.select", "Choose the approved habits that apply to a prompt."),
     "status": ("habitus.commands.status", "Report the state root, versions, settings and counts."),

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from habitus import codec, io
+from habitus import io
 from habitus.errors import HabitusError, bad_request
 from habitus.options import output_options, state_options
 from habitus.state.root import StateRoot
@@ -87,10 +87,9 @@ def _target(ledger: Any, ref: str | None, checksum: str | None) -> tuple[str, st
 
 
 def _stage(habit: dict[str, Any], observations: int, days: int) -> str:
-    """reviewable/collecting for analyzed habits; declared ones need no repeated evidence."""
-    from habitus.habits.store import stage
+    from habitus.habits.detail import stage
 
-    return "declared" if habit["origin"] == "declared" else stage(observations, days)
+    return stage(habit, observations, days)
 
 
 @cli.command("list")
@@ -162,51 +161,12 @@ def show_command(ref: str | None, root: StateRoot, wait: float, pretty: bool) ->
     \b
     Example:  habitus habit show 1 --pretty
     """
+    from habitus.habits import detail
     from habitus.habits import law as lawmod
-    from habitus.habits import store
-    from habitus.habits.lifecycle import public
 
     with _open(root, wait) as ledger:
         habit_id, _ = _target(ledger, ref, None)
-        law = lawmod.load(root)
-        habit = store.get_habit(ledger.conn, habit_id)
-        evidence = store.evidence(ledger.conn, habit_id)
-        stats = store.evidence_stats(ledger.conn).get(habit_id, (0, 0))
-        body = public(habit, law)
-        body["evidence"] = [
-            {k: e[k] for k in ("ref", "day", "note", "actor", "created_at")} for e in evidence
-        ]
-        from habitus.habits import examples as exemplars
-
-        body["examples"] = [exemplars.public(e) for e in exemplars.of(ledger.conn, habit_id)]
-        body["evidence_summary"] = {
-            "observations": stats[0],
-            "days": stats[1],
-            "stage": _stage(habit, *stats),
-        }
-        body["relations"] = [
-            {
-                k: r[k]
-                for k in (
-                    "id",
-                    "kind",
-                    "decision",
-                    "similarity_bp",
-                    "strength",
-                    "habit_a",
-                    "habit_b",
-                    "checksum",
-                )
-            }
-            for r in store.relations(ledger.conn, habit_id)
-        ]
-        body["audit"] = [
-            {
-                k: (codec.loads(a[k]) if k == "data" else a[k])
-                for k in ("action", "actor", "before", "after", "data", "created_at")
-            }
-            for a in store.audit_of(ledger.conn, habit_id)
-        ]
+        body = detail.describe(ledger, habit_id, lawmod.load(root))
     io.write_result({"habit": body}, pretty=pretty)
 
 

@@ -178,6 +178,15 @@ def _roles(
     return first, second
 
 
+def default_survivors(ledger: Ledger, relation: dict[str, Any]) -> dict[str, str]:
+    """Which habit each outcome keeps when no `keep` is given (what `resolve` would choose)."""
+    a = get_habit(ledger.conn, relation["habit_a"])
+    b = get_habit(ledger.conn, relation["habit_b"])
+    return {
+        action: _roles(relation, a, b, action, None)[0]["id"] for action in ("merge", "supersede", "archive")
+    }
+
+
 def _archive(ledger: Ledger, habit: dict[str, Any], reason: str, actor: str, action: str) -> dict[str, Any]:
     return rows.change(ledger.conn, "habits", habit, action, actor, status="archived", reason=reason)
 
