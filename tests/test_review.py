@@ -4,6 +4,7 @@ compared with a second copy of the root where the same decision was made by the 
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 import subprocess
 import sys
@@ -157,7 +158,7 @@ def test_edit_then_approve_matches_declare_and_reject(pair: tuple[Path, Path], b
     same_ledger(by_review, by_commands, base)
 
 
-@pytest.mark.parametrize(("key", "action"), [("k", "keep-separate"), ("m", "merge")])
+@pytest.mark.parametrize(("key", "action"), [("k", "keep-separate"), ("m", "merge"), ("s", "supersede")])
 def test_duplicate_decisions_match_dedupe_resolve(
     pair: tuple[Path, Path], base: Path, key: str, action: str
 ) -> None:
@@ -176,26 +177,60 @@ def test_duplicate_decisions_match_dedupe_resolve(
         by_commands, "dedupe", "resolve", relation.id, "--checksum", relation.checksum, "--action", action
     )
     decided = {r["id"]: r for r in dump(by_review)["habit_relations"]}[relation.id]
-    assert decided["decision"] == {"keep-separate": "kept_separate", "merge": "merged"}[action]
+    assert (
+        decided["decision"]
+        == {"keep-separate": "kept_separate", "merge": "merged", "supersede": "superseded"}[action]
+    )
     same_ledger(by_review, by_commands, base)
 
 
-def test_disable_of_an_active_habit_matches_the_command(pair: tuple[Path, Path], base: Path) -> None:
+@pytest.mark.parametrize(
+    ("keys", "verbs", "status"),
+    [("d", ["disable"], "disabled"), ("dn", ["disable", "enable"], "active"), ("x", ["archive"], "archived")],
+)
+def test_disable_enable_archive_of_an_active_habit_match_the_commands(
+    pair: tuple[Path, Path], base: Path, keys: str, verbs: list[str], status: str
+) -> None:
     by_review, by_commands = pair
     target = item_of(by_commands, habit_named(GOFMT[0]))
     assert target.body["status"] == "active"
 
     async def steps(app: ReviewApp, pilot: Any) -> None:
-        await select(app, pilot, find(app, habit_named(GOFMT[0])))
-        await pilot.press("a")  # approve does not apply to an active habit: nothing happens
-        await pilot.press("d")
-        await pilot.pause()
+        await pilot.press("a", "r")  # neither applies to the highlighted duplicate: nothing happens
+        for key in keys:
+            await select(app, pilot, find(app, habit_named(GOFMT[0])))
+            await pilot.press("a")  # approve does not apply to an active habit: nothing happens
+            await pilot.press(key)
+            await pilot.pause()
 
     app = drive(by_review, steps)
-    assert [d["action"] for d in app.decisions] == ["disable"]
-    command(by_commands, "habit", "disable", target.id, "--checksum", target.checksum)
-    assert {h["id"]: h for h in dump(by_review)["habits"]}[target.id]["status"] == "disabled"
+    assert [d["action"] for d in app.decisions] == verbs
+    for verb in verbs:
+        command(by_commands, "habit", verb, target.id, "--checksum", target.checksum)
+    assert {h["id"]: h for h in dump(by_review)["habits"]}[target.id]["status"] == status
     same_ledger(by_review, by_commands, base)
+
+
+def test_law_findings_are_shown_and_approval_is_not_offered(base: Path, tmp_path: Path) -> None:
+    root = copy(base, tmp_path / "root")
+    (root / "law.md").write_text("deny: wheel\n", encoding="utf-8")
+    os.chmod(root / "law.md", 0o600)
+    command(root, "habit", "recheck")
+    before = dump(root, exact=True)
+    shown: list[str] = []
+
+    async def steps(app: ReviewApp, pilot: Any) -> None:
+        index = find(app, analyzed("wheel"))
+        assert app.items[index].body["status"] == "suppressed_by_law"
+        await select(app, pilot, index)
+        shown.append(str(app.query_one("#body").render()))
+        assert app.check_action("approve", ()) is False and app.check_action("reject", ()) is True
+        await pilot.press("a")
+        await pilot.pause()
+
+    app = drive(root, steps)
+    assert "Law finding" in shown[0] and "wheel" in shown[0]
+    assert app.decisions == [] and dump(root, exact=True) == before
 
 
 def test_a_new_user_goes_from_analyze_to_approved_without_a_checksum(pair: tuple[Path, Path]) -> None:

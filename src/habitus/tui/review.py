@@ -84,12 +84,14 @@ def describe(item: review.Item) -> Text:
             out.append(f"   When: {habit['condition']}\n   Do:   {habit['behavior']}")
             out.append("" if habit["polarity"] == 1 else "  (avoid)")
             out.append("\n\n")
-        keeps = body["keeps"]
-        out.append("merge keeps ", "dim")
-        out.append(keeps["merge"])
-        out.append(" and archives the other; supersede keeps ", "dim")
-        out.append(keeps["supersede"])
-        out.append(" (active) and archives the other; keep separate leaves both.\n", "dim")
+        label = {habit["id"]: name for name, habit in zip(("A", "B"), body["habits"], strict=True)}
+        keeps = {action: label.get(kept, kept) for action, kept in body["keeps"].items()}
+        if "merge" in item.actions:
+            out.append(
+                f"m merge keeps {keeps['merge']} (with both habits' evidence) and archives the other\n"
+            )
+        out.append(f"s supersede makes {keeps['supersede']} the active wording and archives the other\n")
+        out.append("k keep separate leaves both as they are\n")
         return out
     out.append(
         f"{body['id']}  {body['status']}  ({body['origin']}, confidence {body['confidence_bp'] / 100:.0f}%)\n",
@@ -178,6 +180,7 @@ class ReviewApp(App[None]):
     """Review candidates, possible duplicates and active habits; one key per decision."""
 
     TITLE = "habitus review"
+    ENABLE_COMMAND_PALETTE = False
     CSS = """
     #list { width: 45%; border: round $primary; }
     #detail { width: 55%; border: round $secondary; padding: 0 1; }
