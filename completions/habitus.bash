@@ -46,6 +46,7 @@ _habitus() {
             "habit|archive") node="habit archive" ;;
             "habit|declare") node="habit declare" ;;
             "habit|disable") node="habit disable" ;;
+            "habit|edit") node="habit edit" ;;
             "habit|enable") node="habit enable" ;;
             "habit|example") node="habit example" ;;
             "habit|list") node="habit list" ;;
@@ -166,6 +167,11 @@ _habitus() {
         "habit disable|--checksum") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit disable|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit disable|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "habit edit|--behavior") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "habit edit|--checksum") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "habit edit|--condition") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "habit edit|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "habit edit|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit enable|--checksum") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit enable|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit enable|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -332,11 +338,12 @@ _habitus() {
         "eval analyze") COMPREPLY=($(compgen -W "--conversation --help --labels --pretty" -- "$cur")) ;;
         "eval memory") COMPREPLY=($(compgen -W "--help --hybrid --memories --no-hybrid --pretty --queries --root --top --wait -k" -- "$cur")) ;;
         "eval select") COMPREPLY=($(compgen -W "--cases --habits --help --judge --part --pretty --root --wait" -- "$cur")) ;;
-        "habit") COMPREPLY=($(compgen -W "approve archive declare disable enable example list recheck reject show --help" -- "$cur")) ;;
+        "habit") COMPREPLY=($(compgen -W "approve archive declare disable edit enable example list recheck reject show --help" -- "$cur")) ;;
         "habit approve") COMPREPLY=($(compgen -W "--checksum --help --pretty --root --wait" -- "$cur")) ;;
         "habit archive") COMPREPLY=($(compgen -W "--checksum --help --pretty --root --wait" -- "$cur")) ;;
         "habit declare") COMPREPLY=($(compgen -W "--behavior --condition --confidence --example --help --polarity --pretty --root --wait" -- "$cur")) ;;
         "habit disable") COMPREPLY=($(compgen -W "--checksum --help --pretty --root --wait" -- "$cur")) ;;
+        "habit edit") COMPREPLY=($(compgen -W "--behavior --checksum --condition --help --pretty --root --wait" -- "$cur")) ;;
         "habit enable") COMPREPLY=($(compgen -W "--checksum --help --pretty --root --wait" -- "$cur")) ;;
         "habit example") COMPREPLY=($(compgen -W "add list remove --help" -- "$cur")) ;;
         "habit example add") COMPREPLY=($(compgen -W "--help --pretty --root --wait" -- "$cur")) ;;

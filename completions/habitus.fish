@@ -83,6 +83,8 @@ function __habitus_node
                 set node 'habit declare'
             case 'habit|disable'
                 set node 'habit disable'
+            case 'habit|edit'
+                set node 'habit edit'
             case 'habit|enable'
                 set node 'habit enable'
             case 'habit|example'
@@ -318,6 +320,7 @@ complete -c habitus -n "test (__habitus_node) = 'habit'" -a approve -d 'Activate
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a archive -d 'Archive a habit: hidden, kept with its audit trail.'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a declare -d 'Create a habit from exact wording and activate it when nothing blocks it.'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a disable -d 'Stop using an active habit (it stays approved).'
+complete -c habitus -n "test (__habitus_node) = 'habit'" -a edit -d 'Reword a candidate and approve your wording as written.'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a enable -d 'Use a disabled or dormant habit again (same checks as approval).'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a example -d 'Add, list or remove the example prompts of a habit.'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a list -d 'List habits, numbered for review.'
@@ -349,6 +352,13 @@ complete -c habitus -n "test (__habitus_node) = 'habit disable'" -l help
 complete -c habitus -n "test (__habitus_node) = 'habit disable'" -l pretty
 complete -c habitus -n "test (__habitus_node) = 'habit disable'" -l root -r
 complete -c habitus -n "test (__habitus_node) = 'habit disable'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'habit edit'" -l behavior -r
+complete -c habitus -n "test (__habitus_node) = 'habit edit'" -l checksum -r
+complete -c habitus -n "test (__habitus_node) = 'habit edit'" -l condition -r
+complete -c habitus -n "test (__habitus_node) = 'habit edit'" -l help
+complete -c habitus -n "test (__habitus_node) = 'habit edit'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'habit edit'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'habit edit'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'habit enable'" -l checksum -r
 complete -c habitus -n "test (__habitus_node) = 'habit enable'" -l help
 complete -c habitus -n "test (__habitus_node) = 'habit enable'" -l pretty

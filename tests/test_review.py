@@ -131,7 +131,7 @@ def test_approve_and_reject_match_the_commands(
     same_ledger(by_review, by_commands, base)
 
 
-def test_edit_then_approve_matches_declare_and_reject(pair: tuple[Path, Path], base: Path) -> None:
+def test_edit_then_approve_matches_habit_edit(pair: tuple[Path, Path], base: Path) -> None:
     by_review, by_commands = pair
     target = item_of(by_commands, analyzed("read the whole file"))
     condition, behavior = "When editing a file", "Read the whole file before changing any of it"
@@ -146,15 +146,28 @@ def test_edit_then_approve_matches_declare_and_reject(pair: tuple[Path, Path], b
 
     app = drive(by_review, steps)
     assert app.last_error is None, app.last_error and app.last_error.message
-    assert app.decisions[0]["result"]["outcome"] == "activated"
+    assert app.decisions[0]["result"]["outcome"] == "edited"
     command(
-        by_commands, "habit", "declare", "--condition", condition, "--behavior", behavior, "--polarity", "1"
+        by_commands,
+        "habit",
+        "edit",
+        target.id,
+        "--checksum",
+        target.checksum,
+        "--condition",
+        condition,
+        "--behavior",
+        behavior,
     )
-    command(by_commands, "habit", "reject", target.id, "--checksum", target.checksum)
-    habits = dump(by_review)["habits"]
-    new = [h for h in habits if h["condition"] == condition]
+    rows = dump(by_review)
+    new = [h for h in rows["habits"] if h["condition"] == condition]
     assert len(new) == 1 and new[0]["status"] == "active" and new[0]["behavior"] == behavior
-    assert {h["id"]: h for h in habits}[target.id]["reason"] == "rejected"
+    assert {h["id"]: h for h in rows["habits"]}[target.id]["reason"] == "rejected"
+
+    def cited(habit_id: str) -> list[tuple[str, str]]:
+        return [(e["ref"], e["day"]) for e in rows["habit_evidence"] if e["habit_id"] == habit_id]
+
+    assert len(cited(target.id)) == 3 and cited(new[0]["id"]) == cited(target.id)
     same_ledger(by_review, by_commands, base)
 
 

@@ -21,6 +21,7 @@ MAN = {
     '"checksum","evidence":{"observations","days","stage"},"pending_relations",...}],"counts",'
     '"snapshot_expires_at"}. show: {"v":1,"habit":{...,"evidence","relations","audit"}}. '
     'declare/approve/reject/disable/enable/archive: {"v":1,"habit":{...},"outcome"}. '
+    'edit: {"v":1,"habit":{...},"outcome":"edited","original":{...},"evidence_copied"}. '
     'recheck: {"v":1,"checked","updated","suppressed","restored","law","vectors"}. '
     'example add/list/remove: {"v":1,"habit","examples":[{"id","text","source","created_at"}]}. '
     "A habit's checksum is its review checksum: SHA-256 over its normalised wording and polarity.",
@@ -48,6 +49,7 @@ def cli() -> None:
       habitus habit approve 2
       habitus habit declare --condition "When a test fails" --behavior "Read the whole error first"
       habitus habit approve h-3f9a2c1b0d4e --checksum 9c1d2e3f4a5b
+      habitus habit edit 2 --condition "When editing a file" --behavior "Read all of it first"
     """
 
 
@@ -404,6 +406,42 @@ cli.add_command(
         False,
     )
 )
+
+
+@cli.command("edit")
+@click.argument("ref", metavar="REF")
+@click.option("--condition", metavar="TEXT", required=True, help="The new condition, as you want it.")
+@click.option("--behavior", metavar="TEXT", required=True, help="The new behaviour, as you want it.")
+@click.option(
+    "--checksum", metavar="HEX", help="The checksum shown by `habit list`/`habit show` (>= 12 hex)."
+)
+@state_options
+@output_options
+def edit_command(
+    ref: str, condition: str, behavior: str, checksum: str | None, root: StateRoot, wait: float, pretty: bool
+) -> None:
+    """Reword a candidate and approve your wording as written.
+
+    Your wording becomes a declared habit (same polarity) that keeps the
+    candidate's evidence, activated through the same checks as `declare`; the
+    candidate is rejected, so analyze does not propose it again. One
+    transaction: a law conflict or a possible duplicate of an approved habit
+    answers `refused` (exit 3) and writes nothing.
+
+    \b
+    Example:  habitus habit edit 2 --condition "When editing a file" --behavior "Read all of it first"
+    """
+    from habitus.habits.lifecycle import edit
+
+    with _open(root, wait) as ledger:
+        habit_id, checksum = _target(ledger, ref, checksum)
+        if checksum is None:
+            raise HabitusError(
+                "usage",
+                "edit needs the checksum you reviewed: pass --checksum, or a number from `habit list`",
+            )
+        result = edit(ledger, habit_id, checksum, condition, behavior, embedder=_embedder(root))
+    io.write_result(result, pretty=pretty)
 
 
 @cli.command("recheck")

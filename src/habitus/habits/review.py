@@ -7,14 +7,10 @@ the equivalent command makes, with that checksum, so the ledger (habit rows, rel
 ends up as `habit approve ID --checksum C`, `habit reject ...`, `dedupe resolve ...` would leave it:
 
     approve / reject / disable / enable / archive   lifecycle.<action>   (habit <action> ID --checksum C)
+    edit                                            lifecycle.edit       (habit edit ID --checksum C --condition ... --behavior ...)
     keep-separate / merge / supersede               dedupe.resolve       (dedupe resolve RID --checksum C --action A)
-    edit                                            lifecycle.declare, then lifecycle.reject of the original
-                                                    (habit declare --condition ... --behavior ... --polarity P,
-                                                    then habit reject ID --checksum C)
 
-An edit is a new wording that the person confirmed, so it is declared (approved as such, through
-the same gate); the original candidate is rejected only once the new wording is active, so that
-analyze does not propose the replaced wording again. Nothing here prints.
+Nothing here prints.
 """
 
 from __future__ import annotations
@@ -95,28 +91,10 @@ def apply(
     if action == "edit":
         if wording is None:
             raise HabitusError("usage", "edit needs the new wording")
-        return edit(ledger, item.id, item.checksum, *wording, embedder=embedder())
+        return lifecycle.edit(ledger, item.id, item.checksum, *wording, embedder=embedder())
     if action in ("approve", "enable"):
         return getattr(lifecycle, action)(ledger, item.id, item.checksum, embedder=embedder())
     return getattr(lifecycle, action)(ledger, item.id, item.checksum)
-
-
-def edit(
-    ledger: Ledger, habit_id: str, checksum: str, condition: str, behavior: str, *, embedder: Embedder
-) -> dict[str, Any]:
-    """Replace a candidate's wording by the person's own: declare it (activated when the gate passes),
-    then reject the original. A blocked declaration leaves the original untouched."""
-    original = get_habit(ledger.conn, habit_id)
-    lifecycle.check_review(original, checksum)
-    if original["status"] not in HABIT_ACTIONS or "edit" not in HABIT_ACTIONS[original["status"]]:
-        raise HabitusError(
-            "refused", f"cannot edit habit {habit_id}: it is {original['status']}", reason="status"
-        )
-    result = lifecycle.declare(ledger, condition, behavior, original["polarity"], embedder=embedder)
-    result["edited"] = habit_id
-    if result["outcome"] == "activated" and result["habit"]["id"] != habit_id:
-        result["original"] = lifecycle.reject(ledger, habit_id, checksum)["habit"]
-    return result
 
 
 def current(ledger: Ledger, item: Item) -> bool:

@@ -305,13 +305,11 @@ class ReviewApp(App[None]):
         self.last_error = None
         self.decisions.append({"action": action, "id": item.id, "result": result})
         outcome = result.get("outcome") or result.get("relation", {}).get("decision", "")
-        if action == "edit" and outcome != "activated":
-            line = Text.assemble(("not approved", "bold yellow"), f": the new wording is {outcome}; ")
-            line.append(", ".join(result.get("relations", [])) or "see the law findings")
-        else:
-            line = Text.assemble((DONE[action], "bold green"), f": {item.id}")
-            if outcome:
-                line.append(f" ({outcome})", "dim")
+        line = Text.assemble((DONE[action], "bold green"), f": {item.id}")
+        if action == "edit" and outcome == "edited":
+            line.append(f" → {result['habit']['id']}, approved as written", "dim")
+        elif outcome:
+            line.append(f" ({outcome})", "dim")
         self.message(line)
         await self.reload(index)
 
