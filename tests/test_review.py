@@ -394,3 +394,31 @@ def test_the_review_queue_lists_duplicates_first_then_candidates_then_active(
     listed = run(["habit", "list", "--root", str(root)]).result["items"]
     assert {i["id"]: i["checksum"] for i in listed} == {i.id: i.checksum for i in queue if i.kind == "habit"}
     assert all(i.actions == review.RELATION_ACTIONS["duplicate"] for i in queue if i.kind == "relation")
+
+
+def test_help_lists_every_key_and_an_empty_root_says_there_is_nothing_to_review(tmp_path: Path) -> None:
+    shown: list[str] = []
+
+    async def steps(app: ReviewApp, pilot: Any) -> None:
+        shown.append(str(app.query_one("#body").render()))
+        assert app.check_action("approve", ()) is False
+        await pilot.press("a", "question_mark")
+        await pilot.pause()
+        shown.append(str(app.query_one("#body").render()))
+
+    app = drive(tmp_path / "fresh", steps)
+    empty, help_text = shown
+    assert app.items == [] and "Nothing to review" in empty
+    for key, verb in (
+        ("a", "approve"),
+        ("r", "reject"),
+        ("e", "edit"),
+        ("k", "keep"),
+        ("m", "merge"),
+        ("s", "supersede"),
+        ("d", "disable"),
+        ("n", "enable"),
+        ("x", "archive"),
+        ("q", "quit"),
+    ):
+        assert f"  {key}   {verb}" in help_text, key

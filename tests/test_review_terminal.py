@@ -180,3 +180,17 @@ def test_busy_state_is_refused_before_the_screen_opens(
         shown = terminal.screen()
     assert "state_locked" in shown and "habitus review —" not in shown
     assert dump(root, exact=True) == before
+
+
+def test_a_corrupt_ledger_is_refused_before_the_screen_opens(
+    base: Path, tmp_path: Path, terminal: Terminal
+) -> None:
+    root = copy(base, tmp_path / "root")
+    for name in ("ledger.sqlite-wal", "ledger.sqlite-shm"):
+        (root / name).unlink(missing_ok=True)
+    (root / "ledger.sqlite").write_bytes(b"this is not a database" * 100)
+    done = tmp_path / "exit"
+    terminal.start(review_command(root, done))
+    assert exit_status(done) == 3
+    shown = terminal.screen()
+    assert "state_corrupt" in shown and "habitus review —" not in shown

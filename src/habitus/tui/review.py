@@ -50,6 +50,27 @@ DONE = {
 }
 
 
+HELP = """Keys (the footer shows those that apply to the highlighted item)
+
+  Up / Down, Home / End   move through the list
+  a   approve a candidate, exactly as shown            (habit approve ID --checksum C)
+  r   reject a candidate: analyze will not propose it   (habit reject)
+  e   edit a candidate's wording: yours is approved as written, keeps the evidence, the original
+      is rejected                                       (habit edit)
+  k   keep a possible duplicate separate                (dedupe resolve --action keep-separate)
+  m   merge a possible duplicate into the habit shown   (dedupe resolve --action merge)
+  s   supersede: the habit shown becomes the active one (dedupe resolve --action supersede)
+  d   disable an active habit (it stays approved)       (habit disable)
+  n   enable a disabled or dormant habit                (habit enable)
+  x   archive a habit                                   (habit archive)
+  ?   this help (move to show an item again)
+  q   quit: nothing is written but the decisions made
+
+Every key passes the checksum of what is on the screen: if another process changed the item since,
+the decision is refused and nothing is written.
+"""
+
+
 def _wording(habit: dict[str, Any]) -> str:
     verb = "" if habit["polarity"] == 1 else "Avoid: "
     return f"{habit['condition']} → {verb}{habit['behavior']}"
@@ -196,6 +217,7 @@ class ReviewApp(App[None]):
         Binding("d", "disable", "Disable"),
         Binding("n", "enable", "Enable"),
         Binding("x", "archive", "Archive"),
+        Binding("question_mark", "help", "Help"),
         Binding("q", "quit", "Quit"),
         Binding("home", "first", "First", show=False),
         Binding("end", "last", "Last", show=False),
@@ -312,6 +334,9 @@ class ReviewApp(App[None]):
             line.append(f" ({outcome})", "dim")
         self.message(line)
         await self.reload(index)
+
+    def action_help(self) -> None:
+        self.query_one("#body", Static).update(Text(HELP))
 
     def action_first(self) -> None:
         if self.items:
