@@ -351,6 +351,7 @@ def test_a_busy_ledger_at_the_key_press_is_refused_and_nothing_written(pair: tup
         try:
             await pilot.press("d")
             await pilot.pause()
+            seen["shown"] = len(app.items)
         finally:
             holder.execute("ROLLBACK")
             holder.close()
@@ -359,6 +360,7 @@ def test_a_busy_ledger_at_the_key_press_is_refused_and_nothing_written(pair: tup
     app = drive(by_review, steps)
     assert app.decisions == [] and app.last_error is not None and app.last_error.code == "state_locked"
     assert seen["after"] == seen["before"]
+    assert seen["shown"] >= 5  # the list stays on screen while the ledger is busy
 
 
 # -- the command's refusals ----------------------------------------------------------------------
@@ -422,3 +424,19 @@ def test_help_lists_every_key_and_an_empty_root_says_there_is_nothing_to_review(
         ("q", "quit"),
     ):
         assert f"  {key}   {verb}" in help_text, key
+
+
+def test_wording_is_shown_as_plain_text_never_as_markup(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    condition, behavior = (
+        "When a [bold]tag[/bold] or [link=http://x]link[/link] shows up",
+        "Quote it [red]as is[/]",
+    )
+    command(root, "habit", "declare", "--condition", condition, "--behavior", behavior)
+    shown: list[str] = []
+
+    async def steps(app: ReviewApp, pilot: Any) -> None:
+        shown.append(str(app.query_one("#body").render()))
+
+    drive(root, steps)
+    assert condition in shown[0] and behavior in shown[0]

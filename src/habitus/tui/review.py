@@ -266,8 +266,7 @@ class ReviewApp(App[None]):
     async def reload(self, index: int) -> None:
         try:
             self.items = self.read()
-        except HabitusError as exc:
-            self.items = []
+        except HabitusError as exc:  # keep showing the last list: every decision rechecks its checksum
             self.show_error(exc)
         view = self.query_one(ListView)
         await view.clear()
