@@ -12,8 +12,8 @@ from habitus.state.root import StateRoot
 
 MAN = {
     "stdin": "The terminal: keys, not JSON. Refused (exit 2) when stdin, stdout or stderr is not a terminal (the screen is drawn on stderr).",
-    "stdout": "The review screen while it runs (a terminal, not JSON); when it ends, one line per decision "
-    "applied (`approve h-...: activated`) and a count.",
+    "stdout": "Not JSON, a person reads it: after the screen closes, one line per decision applied "
+    "(`approve h-...: activated`) and a count. The screen itself is drawn on the terminal through stderr.",
     "files": "<root>/ledger.sqlite (habits, evidence, relations, audit); <root>/law.md; the embedding "
     "model (see habitus-model(1)), loaded on the first approval.",
 }
@@ -28,9 +28,9 @@ def cli(root: StateRoot, wait: float) -> None:
     candidates and habits the law suppressed, then active and disabled ones.
     The selected item shows its full wording, stage, the redacted evidence it
     rests on (quotes and days), its conflicts and law findings. One key per
-    decision: a approve, r reject, e edit (the new wording is approved as
-    written, the original rejected), k keep separate, m merge, s supersede,
-    d disable, n enable, x archive, q quit.
+    decision: a approve, r reject, e edit (your wording is approved as written
+    and keeps the evidence; the original is rejected), k keep separate,
+    m merge, s supersede, d disable, n enable, x archive, ? help, q quit.
 
     Each key calls what the matching `habit` or `dedupe resolve` command calls,
     with the checksum of what is on screen: if another process changed the item
