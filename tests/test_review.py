@@ -168,6 +168,17 @@ def test_edit_then_approve_matches_habit_edit(pair: tuple[Path, Path], base: Pat
         return [(e["ref"], e["day"]) for e in rows["habit_evidence"] if e["habit_id"] == habit_id]
 
     assert len(cited(target.id)) == 3 and cited(new[0]["id"]) == cited(target.id)
+    # the evidence's example prompts came along, with vectors: select can use the new habit at once
+    with sqlite3.connect(by_review / "ledger.sqlite") as conn:
+        examples = conn.execute(
+            "SELECT id FROM habit_examples WHERE habit_id = ?", (new[0]["id"],)
+        ).fetchall()
+        embedded = conn.execute(
+            "SELECT DISTINCT example_id FROM habit_example_vectors WHERE example_id IN "
+            "(SELECT id FROM habit_examples WHERE habit_id = ?)",
+            (new[0]["id"],),
+        ).fetchall()
+    assert len(examples) == 3 and sorted(embedded) == sorted(examples)
     same_ledger(by_review, by_commands, base)
 
 

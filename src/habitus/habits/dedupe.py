@@ -206,6 +206,8 @@ def resolve(
         raise bad_request("action", "expected one of " + ", ".join(ACTIONS))
     relation = get_relation(ledger, relation_id)
     _check_relation_checksum(relation, checksum)
+    if action == "merge" and embedder is None:
+        raise ValueError("merge needs the embedder (the absorbed evidence brings example prompts to embed)")
     if action == "supersede":
         if embedder is None:
             raise ValueError("supersede needs the embedder")
@@ -307,6 +309,9 @@ def resolve(
             )
     if refusal is not None:
         raise refusal
+    if action == "merge" and embedder is not None:
+        # the absorbed evidence brought its example prompts: select fails closed on examples without vectors
+        vectors.ensure(ledger, embedder, [get_habit(ledger.conn, survivor["id"])])
     result: dict[str, Any] = {
         "relation": {"id": relation_id, "decision": decision, "survivor": updated["survivor"]},
         "changed": changed,

@@ -609,6 +609,8 @@ def edit(
         cited = [Evidence(e["ref"], e["day"], e["note"]) for e in evidence(ledger.conn, habit_id)]
         copied = _add_evidence(ledger, habit["id"], cited, actor)
         rejected = _transition(ledger, "reject", habit_id, checksum, actor, {"edited_into": habit["id"]})
+    # the evidence brought example prompts along: select fails closed on examples without vectors
+    vectors.ensure(ledger, embedder, [habit])
     return {
         "habit": public(habit, law),
         "outcome": "edited",

@@ -38,7 +38,6 @@ RELATION_ACTIONS = {
     "duplicate": ("keep-separate", "merge", "supersede"),
     "conflict": ("keep-separate", "supersede"),
 }
-NEEDS_MODEL = ("approve", "enable", "edit", "supersede")
 ORDER = ("candidate", "suppressed_by_law", "active", "disabled", "dormant")
 
 
@@ -86,7 +85,7 @@ def apply(
     if action not in item.actions:
         raise HabitusError("usage", f"{action} does not apply to this item", hint="see the keys below")
     if item.kind == "relation":
-        model = embedder() if action == "supersede" else None
+        model = embedder() if action in ("merge", "supersede") else None  # as `dedupe resolve` loads it
         return dedupe.resolve(ledger, item.id, item.checksum, action, embedder=model)
     if action == "edit":
         if wording is None:
