@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from habitus.errors import HabitusError
 from habitus.habits import dedupe, detail, lifecycle
 from habitus.habits import law as lawmod
-from habitus.habits.store import Ledger, get_habit, habits, relations
+from habitus.habits.store import Ledger, habits, relations
 
 if TYPE_CHECKING:
     from habitus.embed.engine import Embedder
@@ -94,10 +94,3 @@ def apply(
     if action in ("approve", "enable"):
         return getattr(lifecycle, action)(ledger, item.id, item.checksum, embedder=embedder())
     return getattr(lifecycle, action)(ledger, item.id, item.checksum)
-
-
-def current(ledger: Ledger, item: Item) -> bool:
-    """Whether the item still has the checksum it was shown with."""
-    if item.kind == "relation":
-        return str(dedupe.get_relation(ledger, item.id)["checksum"]) == item.checksum
-    return str(get_habit(ledger.conn, item.id)["wording"]) == item.checksum
