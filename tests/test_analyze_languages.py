@@ -139,3 +139,26 @@ def test_facts_in_other_languages_become_memory_suggestions(state_root: Path) ->
     for (_, kept), content in zip(FACTS, contents, strict=True):
         assert kept in content, content
     assert [p["behavior"] for p in result["proposals"]] == ["Do nie direkt auf main pushen."]
+
+
+# A complaint that something happened again, without a rule word and without asking for anything: it
+# says what went wrong, so quoting it as "Do ..." would invert it.
+COMPLAINTS = [
+    "der Build ist schon wieder rot",
+    "otra vez el linter falla en el CI",
+    "encore une fois les imports sont en désordre",
+    "опять тесты упали на сервере",
+    "またCIが落ちている",
+]
+
+
+def test_a_repeated_complaint_never_becomes_a_behaviour() -> None:
+    for text in COMPLAINTS:
+        assert foreign.corrections(text) is None, text
+
+
+def test_a_repeated_request_that_asks_is_kept_in_the_users_words() -> None:
+    found = foreign.corrections("schon wieder! bitte schreib die Kommentare auf Englisch")
+    assert found is not None
+    directives, markers = found
+    assert "again" in markers and any("Englisch" in d for d in directives), found

@@ -220,6 +220,17 @@ def test_escaped_and_repeated_hook_context_is_stripped() -> None:
     assert parse_event("gemini", {"hook_event_name": "BeforeAgent", "prompt": kept}).prompt == kept
 
 
+def test_hook_context_glued_after_the_prompt_is_stripped() -> None:
+    """Gemini CLI -p puts BeforeAgent's context after the prompt, in AfterAgent's `prompt` too."""
+    glued = "bump to 0.6\n\n<hook_context>habitus: approved habits\n- run the tests</hook_context>"
+    both = f"<hook_context>index</hook_context>\n\n{glued}\n&lt;hook_context&gt;x&lt;/hook_context&gt;\n"
+    for prompt in (glued, both):
+        event = parse_event("gemini", {"hook_event_name": "AfterAgent", "prompt": prompt})
+        assert event.prompt == "bump to 0.6"
+    kept = "what does <hook_context>x</hook_context> mean in the middle of a prompt?"
+    assert parse_event("gemini", {"hook_event_name": "AfterAgent", "prompt": kept}).prompt == kept
+
+
 def test_select_judges_the_users_prompt_not_habitus_own_memory_index(state_root: Path) -> None:
     declare_all(COMMIT)
     prompt = "write a commit message for these changes"

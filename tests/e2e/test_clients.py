@@ -97,14 +97,7 @@ def test_the_approved_habit_reaches_the_model(done: Done) -> None:
     assert done.model.saw(HABIT["behavior"]), "select injected nothing"
 
 
-@pytest.mark.parametrize(
-    "done",
-    [
-        _param(c, gemini="capture still keeps the <hook_context> Gemini glues after the prompt in -p mode")
-        for c in CLIENTS
-    ],
-    indirect=True,
-)
+@pytest.mark.parametrize("done", [_param(c) for c in CLIENTS], indirect=True)
 def test_the_turn_is_stored_with_its_tool_calls(done: Done) -> None:
     turns = [p for p in done.stored if p.get("assistant") == ANSWER]
     assert len(turns) == 1, done.stored

@@ -109,20 +109,7 @@ NOTE = {
 }
 
 
-@pytest.mark.parametrize(
-    "client",
-    [
-        "claude",
-        "codex",
-        pytest.param(
-            "gemini",
-            marks=pytest.mark.e2e_pending(
-                reason="AfterAgent's prompt carries the injected <hook_context>, reviewed as is"
-            ),
-        ),
-        "pi",
-    ],
-)
+@pytest.mark.parametrize("client", ["claude", "codex", "gemini", "pi"])
 def test_a_preset_reviews_at_stop_inside_the_same_client_without_recursion(
     client: str, tmp_path: Path
 ) -> None:

@@ -15,9 +15,15 @@ from __future__ import annotations
 
 import re
 
-# Gemini CLI wraps every hook's additionalContext so; in -p mode it lands in front of the prompt.
+# Gemini CLI wraps every hook's additionalContext so: SessionStart's lands in front of the prompt,
+# BeforeAgent's after it (in -p mode both reach the stored prompt and AfterAgent's `prompt`).
 _HOOK_CONTEXT = re.compile(
     r"\A(?:\s*(?:<hook_context>.*?</hook_context>|&lt;hook_context&gt;.*?&lt;/hook_context&gt;))+\s*", re.S
+)
+_TRAILING_HOOK_CONTEXT = re.compile(
+    r"(?:\s*(?:<hook_context>(?:(?!<hook_context>).)*</hook_context>"
+    r"|&lt;hook_context&gt;(?:(?!&lt;hook_context&gt;).)*&lt;/hook_context&gt;))+\s*\Z",
+    re.S,
 )
 _SLASH = re.compile(r"/[\w:.-]+(?:\s|$)")  # "/mode", "/compact keep the API": a slash command (Pi, Codex)
 _PREFIXES: tuple[tuple[str, str], ...] = (
@@ -51,10 +57,12 @@ _PREFIXES: tuple[tuple[str, str], ...] = (
 
 
 def strip_hook_context(text: str) -> str:
-    """The prompt without the hook context a client glued in front of it (Gemini CLI `-p`)."""
-    if "hook_context" not in text[:64]:
-        return text
-    return _HOOK_CONTEXT.sub("", text, count=1)
+    """The prompt without the hook context a client glued before or after it (Gemini CLI `-p`)."""
+    if "hook_context" in text[:64]:
+        text = _HOOK_CONTEXT.sub("", text, count=1)
+    if text.rstrip().endswith(("</hook_context>", "&lt;/hook_context&gt;")):
+        text = _TRAILING_HOOK_CONTEXT.sub("", text, count=1)
+    return text
 
 
 def source_of(text: str) -> tuple[str, str]:

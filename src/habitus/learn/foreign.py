@@ -48,6 +48,16 @@ _RULE = re.compile(
     r"|必ず|絶対|決して|いつも|常に|しないで|ないでください|するな|总是|始终|务必|永远|绝不|不要|别再|千万别",
     _FLAGS,
 )
+# Words that ask for something: modals and "please". A sentence kept only because the user repeats
+# themselves ("again", "I told you") must ask; otherwise it is a complaint about what went wrong ("the
+# build is red again"), and quoting it as the behaviour would tell the agent to do the wrong thing.
+_ASK = re.compile(
+    r"\b(?:bitte|soll|sollst|sollen|sollte|solltest|muss|musst|müssen|habe? gesagt|por favor|debes|deberías"
+    r"|tienes que|hay que|il faut|tu dois|vous devez|merci de|s'il te plaît|s'il vous plaît|deve|deves|devia"
+    r"|tem que|tens de|precisa|per favore|devi|bisogna|пожалуйста|нужно|надо|должен|должна|следует)\b"
+    r"|てください|して下さい|すること|しなさい|してね|请|应该|必须|要先",
+    _FLAGS,
+)
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s*|\n+|;\s+|；")
 _TRAIL = re.compile(r"[\s,.;:!?。、，！？；：…]+$")
 MIN_CHARS = 6
@@ -84,8 +94,9 @@ def corrections(text: str) -> tuple[list[str], set[str]] | None:
         ruled = bool(_RULE.search(sentence))
         if ruled:
             markers.add("always")
-        # Without a rule word, only a sentence after "again" or "I told you" (the user repeats it).
-        if ruled or (markers & {"again", "told"} and len(_content(sentence)) >= 3):
+        # Without a rule word, only a sentence after "again" or "I told you" that asks for something.
+        repeated = markers & {"again", "told"} and _ASK.search(sentence) and len(_content(sentence)) >= 3
+        if ruled or repeated:
             out.append(sentence)
     ruled = [sentence for sentence in out if _RULE.search(sentence)]
     out = ruled or out
