@@ -21,6 +21,7 @@ _habitus() {
             "|model") node="model" ;;
             "|report") node="report" ;;
             "|restore") node="restore" ;;
+            "|review") node="review" ;;
             "|schedule") node="schedule" ;;
             "|select") node="select" ;;
             "|status") node="status" ;;
@@ -47,6 +48,7 @@ _habitus() {
             "habit|archive") node="habit archive" ;;
             "habit|declare") node="habit declare" ;;
             "habit|disable") node="habit disable" ;;
+            "habit|edit") node="habit edit" ;;
             "habit|enable") node="habit enable" ;;
             "habit|example") node="habit example" ;;
             "habit|export") node="habit export" ;;
@@ -170,6 +172,11 @@ _habitus() {
         "habit disable|--checksum") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit disable|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit disable|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "habit edit|--behavior") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "habit edit|--checksum") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "habit edit|--condition") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "habit edit|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "habit edit|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit enable|--checksum") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit enable|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit enable|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -307,6 +314,8 @@ _habitus() {
         "report|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "restore|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "restore|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "review|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "review|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "schedule install|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "schedule install|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "schedule status|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -324,7 +333,7 @@ _habitus() {
         "worker stop|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
     esac
     case "$node" in
-        "") COMPREPLY=($(compgen -W "advise analyze backup capture config dedupe demo eval habit hooks mcp memory model report restore schedule select status verify worker --help --version -V" -- "$cur")) ;;
+        "") COMPREPLY=($(compgen -W "advise analyze backup capture config dedupe demo eval habit hooks mcp memory model report restore review schedule select status verify worker --help --version -V" -- "$cur")) ;;
         "advise") COMPREPLY=($(compgen -W "mute mutes resume unmute --format --harness --help --json --pretty --root --transcript --wait" -- "$cur")) ;;
         "advise mute") COMPREPLY=($(compgen -W "--help --json --pretty --root --wait" -- "$cur")) ;;
         "advise mutes") COMPREPLY=($(compgen -W "--help --json --pretty --root --wait" -- "$cur")) ;;
@@ -350,11 +359,12 @@ _habitus() {
         "eval analyze") COMPREPLY=($(compgen -W "--conversation --help --json --labels --pretty" -- "$cur")) ;;
         "eval memory") COMPREPLY=($(compgen -W "--help --hybrid --json --memories --no-hybrid --pretty --queries --root --top --wait -k" -- "$cur")) ;;
         "eval select") COMPREPLY=($(compgen -W "--cases --habits --help --json --judge --part --pretty --root --wait" -- "$cur")) ;;
-        "habit") COMPREPLY=($(compgen -W "approve archive declare disable enable example export import list recheck reject show --help" -- "$cur")) ;;
+        "habit") COMPREPLY=($(compgen -W "approve archive declare disable edit enable example export import list recheck reject show --help" -- "$cur")) ;;
         "habit approve") COMPREPLY=($(compgen -W "--checksum --help --json --pretty --root --wait" -- "$cur")) ;;
         "habit archive") COMPREPLY=($(compgen -W "--checksum --help --json --pretty --root --wait" -- "$cur")) ;;
         "habit declare") COMPREPLY=($(compgen -W "--behavior --condition --confidence --example --help --json --polarity --pretty --root --wait" -- "$cur")) ;;
         "habit disable") COMPREPLY=($(compgen -W "--checksum --help --json --pretty --root --wait" -- "$cur")) ;;
+        "habit edit") COMPREPLY=($(compgen -W "--behavior --checksum --condition --help --json --pretty --root --wait" -- "$cur")) ;;
         "habit enable") COMPREPLY=($(compgen -W "--checksum --help --json --pretty --root --wait" -- "$cur")) ;;
         "habit example") COMPREPLY=($(compgen -W "add list remove --help" -- "$cur")) ;;
         "habit example add") COMPREPLY=($(compgen -W "--help --json --pretty --root --wait" -- "$cur")) ;;
@@ -395,6 +405,7 @@ _habitus() {
         "model use") COMPREPLY=($(compgen -W "--help --json --pretty --root --wait" -- "$cur")) ;;
         "report") COMPREPLY=($(compgen -W "--days --help --json --out --pretty --root --wait" -- "$cur")) ;;
         "restore") COMPREPLY=($(compgen -W "--dry-run --help --json --pretty --root --wait" -- "$cur")) ;;
+        "review") COMPREPLY=($(compgen -W "--help --root --wait" -- "$cur")) ;;
         "schedule") COMPREPLY=($(compgen -W "install remove status --help" -- "$cur")) ;;
         "schedule install") COMPREPLY=($(compgen -W "--help --json --pretty --print-crontab --root --wait" -- "$cur")) ;;
         "schedule remove") COMPREPLY=($(compgen -W "--help --json --pretty" -- "$cur")) ;;

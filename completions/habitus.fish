@@ -33,6 +33,8 @@ function __habitus_node
                 set node 'report'
             case '|restore'
                 set node 'restore'
+            case '|review'
+                set node 'review'
             case '|schedule'
                 set node 'schedule'
             case '|select'
@@ -85,6 +87,8 @@ function __habitus_node
                 set node 'habit declare'
             case 'habit|disable'
                 set node 'habit disable'
+            case 'habit|edit'
+                set node 'habit edit'
             case 'habit|enable'
                 set node 'habit enable'
             case 'habit|example'
@@ -183,6 +187,7 @@ complete -c habitus -n "test (__habitus_node) = ''" -a memory -d 'Retain, recall
 complete -c habitus -n "test (__habitus_node) = ''" -a model -d 'Manage local embedding models: add, list, use, remove.'
 complete -c habitus -n "test (__habitus_node) = ''" -a report -d 'Write an HTML page of recent activity and the habit list.'
 complete -c habitus -n "test (__habitus_node) = ''" -a restore -d 'Restore the state root from a backup.'
+complete -c habitus -n "test (__habitus_node) = ''" -a review -d 'Review habits in the terminal: approve, reject, edit, merge, ...'
 complete -c habitus -n "test (__habitus_node) = ''" -a schedule -d 'Install, check or remove the daily analyze timer.'
 complete -c habitus -n "test (__habitus_node) = ''" -a select -d 'Choose the approved habits that apply to a prompt.'
 complete -c habitus -n "test (__habitus_node) = ''" -a status -d 'Report the state root, versions, settings and counts.'
@@ -348,6 +353,7 @@ complete -c habitus -n "test (__habitus_node) = 'habit'" -a approve -d 'Activate
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a archive -d 'Archive a habit: hidden, kept with its audit trail.'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a declare -d 'Create a habit from exact wording and activate it when nothing blocks it.'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a disable -d 'Stop using an active habit (it stays approved).'
+complete -c habitus -n "test (__habitus_node) = 'habit'" -a edit -d 'Reword a candidate and approve your wording as written.'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a enable -d 'Use a disabled or dormant habit again (same checks as approval).'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a example -d 'Add, list or remove the example prompts of a habit.'
 complete -c habitus -n "test (__habitus_node) = 'habit'" -a export -d 'Write the approved habits into a marked block of a shared file.'
@@ -385,6 +391,14 @@ complete -c habitus -n "test (__habitus_node) = 'habit disable'" -l json
 complete -c habitus -n "test (__habitus_node) = 'habit disable'" -l pretty
 complete -c habitus -n "test (__habitus_node) = 'habit disable'" -l root -r
 complete -c habitus -n "test (__habitus_node) = 'habit disable'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'habit edit'" -l behavior -r
+complete -c habitus -n "test (__habitus_node) = 'habit edit'" -l checksum -r
+complete -c habitus -n "test (__habitus_node) = 'habit edit'" -l condition -r
+complete -c habitus -n "test (__habitus_node) = 'habit edit'" -l help
+complete -c habitus -n "test (__habitus_node) = 'habit edit'" -l json
+complete -c habitus -n "test (__habitus_node) = 'habit edit'" -l pretty
+complete -c habitus -n "test (__habitus_node) = 'habit edit'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'habit edit'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'habit enable'" -l checksum -r
 complete -c habitus -n "test (__habitus_node) = 'habit enable'" -l help
 complete -c habitus -n "test (__habitus_node) = 'habit enable'" -l json
@@ -675,6 +689,9 @@ complete -c habitus -n "test (__habitus_node) = 'restore'" -l json
 complete -c habitus -n "test (__habitus_node) = 'restore'" -l pretty
 complete -c habitus -n "test (__habitus_node) = 'restore'" -l root -r
 complete -c habitus -n "test (__habitus_node) = 'restore'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'review'" -l help
+complete -c habitus -n "test (__habitus_node) = 'review'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'review'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'schedule'" -a install -d 'Write the systemd user units and enable the timer.'
 complete -c habitus -n "test (__habitus_node) = 'schedule'" -a remove -d 'Disable the timer and delete the units that install wrote.'
 complete -c habitus -n "test (__habitus_node) = 'schedule'" -a status -d 'Report the installed units and whether they match what install would write.'

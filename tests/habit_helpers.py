@@ -58,14 +58,17 @@ def propose(
     confidence: int = 8000,
     with_vectors: bool = False,
     start: int = 0,
+    notes: list[str] | None = None,
 ) -> dict[str, Any]:
-    """analyze's path: one proposal citing one observation per entry of days."""
+    """analyze's path: one proposal citing one observation per entry of days (with `notes`: the
+    redacted quote of each, which also become the habit's example prompts)."""
+    quotes = notes or [None] * len(days)
     proposal = lifecycle.Proposal(
         condition,
         behavior,
         polarity,
         confidence,
-        tuple(lifecycle.Evidence(f"obs-1:{start + i}:ref", day) for i, day in enumerate(days)),
+        tuple(lifecycle.Evidence(f"obs-1:{start + i}:ref", day, quotes[i]) for i, day in enumerate(days)),
         key,
     )
     with ledger() as led:

@@ -34,6 +34,7 @@ REQUIRED: dict[tuple[str, ...], list[str]] = {
     ("eval", "select"): ["--cases", "/nonexistent/cases"],
     ("eval", "memory"): ["--memories", "/nonexistent/memories", "--queries", "/nonexistent/queries"],
     ("habit", "export"): ["--format", "agents-md"],
+    ("habit", "edit"): ["999", "--condition", "When a test fails", "--behavior", "Read the error first"],
     ("habit", "example", "add"): ["999", "can you cut the 2.1 release"],
     ("habit", "example", "list"): ["999"],
     ("habit", "example", "remove"): ["999", "1"],

@@ -154,6 +154,27 @@ def test_merge_keeps_the_approved_habit_and_absorbs_evidence() -> None:
     assert len(shown["evidence"]) == 3 and shown["confidence_bp"] == 10_000
 
 
+def test_merge_embeds_the_example_prompts_the_absorbed_evidence_brings() -> None:
+    """select fails closed on examples without vectors: a merge must not leave the survivor so."""
+    active = declared(*RELEASE)
+    quotes = ["run every test before the release", "you shipped without the tests", "tests first, then tag"]
+    candidate = propose(*RELEASE_PARAPHRASE, REVIEWABLE, with_vectors=True, notes=quotes)
+    assert candidate["relations"]
+    listed()
+    out = run(["dedupe", "resolve", "1", "--action", "merge"])
+    assert out.exit == 0, out.stderr
+    with db() as conn:
+        texts = [
+            r[0] for r in conn.execute("SELECT text FROM habit_examples WHERE habit_id = ?", (active["id"],))
+        ]
+        embedded = conn.execute(
+            "SELECT COUNT(DISTINCT v.example_id) FROM habit_example_vectors v JOIN habit_examples e "
+            "ON e.id = v.example_id WHERE e.habit_id = ?",
+            (active["id"],),
+        ).fetchone()[0]
+    assert sorted(texts) == sorted(quotes) and embedded == 3
+
+
 def test_merge_into_a_candidate_is_refused_and_changes_nothing() -> None:
     active = declared(*RELEASE)
     candidate = propose(*RELEASE_PARAPHRASE, REVIEWABLE, with_vectors=True)

@@ -21,6 +21,7 @@ HEAVY = (
     "rich",
     "mcp",
     "mcp_types",
+    "textual",
 )
 
 PROBE = f"""
@@ -36,8 +37,10 @@ sys.stderr.write("HEAVY=" + ",".join(heavy) + "\\n")
 """
 
 
-def loaded(args: list[str]) -> list[str]:
-    done = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=60)
+def loaded(args: list[str], stdin: str = "") -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args], input=stdin, capture_output=True, text=True, timeout=120
+    )
     line = [x for x in done.stderr.splitlines() if x.startswith("HEAVY=")][-1]
     return [m for m in line[len("HEAVY=") :].split(",") if m]
 
@@ -50,3 +53,28 @@ def test_top_level_paths_are_light(args: list[str]) -> None:
 def test_every_command_help_is_light() -> None:
     for name in COMMANDS:
         assert loaded([name, "--help"]) == [], name
+
+
+HOOK_EVENTS = {
+    "select": {"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "cut the release"},
+    "capture": {"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "cut the release"},
+    "advise": {"hook_event_name": "Stop", "session_id": "s", "transcript_path": "/nonexistent"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOOK_EVENTS))
+def test_hook_commands_never_load_the_terminal_ui(name: str, state_root: object) -> None:
+    """What a hook runs never imports the review screen's library, whatever else it needs."""
+    import json
+
+    probe = PROBE.replace(f"set({HEAVY!r})", "{'textual', 'rich'}")
+    assert probe != PROBE
+    done = subprocess.run(
+        [sys.executable, "-c", probe, name, "--harness", "claude-code"],
+        input=json.dumps(HOOK_EVENTS[name]),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    line = [x for x in done.stderr.splitlines() if x.startswith("HEAVY=")][-1]
+    assert line == "HEAVY=", (name, line)

@@ -1,15 +1,12 @@
 """The report opened in a real headless Chromium (the distribution's package): what it shows, that an
 injected <script> wording stays text, and that the page makes no network request.
 
-Chromium is found on PATH. When it is absent and apt-get is there, the session installs the
-distribution's `chromium` package once: as root, or in CI (CI set) through passwordless sudo; set
-HABITUS_TEST_NO_INSTALL=1 to forbid it. Otherwise these tests skip.
+Chromium comes from the distribution's `chromium` package (tests/system_packages.py: installed when
+absent and possible, otherwise these tests skip).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 import socketserver
 import subprocess
 import threading
@@ -22,6 +19,7 @@ import pytest
 
 from conftest import run
 from report_helpers import advise_notes, analyze_runs, candidate, declare, select_rows
+from system_packages import program
 
 NAMES = ("chromium", "chromium-browser")
 INJECTED = 'When a test fails <script>document.title="pwned"</script><img src="http://canary.invalid/i.png">'
@@ -31,38 +29,9 @@ BAR = (0x2F, 0x81, 0xF7)  # .bar's fill in the page's CSS
 BROWSER_OWN = ("google.com:443", "www.google.com", "accounts.google.com", "clients2.google.com")
 
 
-def _find() -> str | None:
-    return next((found for name in NAMES if (found := shutil.which(name))), None)
-
-
 @pytest.fixture(scope="session")
 def chromium() -> str:
-    found = _find()
-    prefix = _installer()
-    if found is None and prefix is not None:
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        install = [*prefix, "apt-get", "install", "-y", "-q", "-o", "DPkg::Lock::Timeout=300", "chromium"]
-        done = subprocess.run(install, capture_output=True, timeout=900, env=env, check=False)
-        if done.returncode != 0:
-            update = [*prefix, "apt-get", "update", "-q"]
-            subprocess.run(update, capture_output=True, timeout=600, env=env, check=False)
-            subprocess.run(install, capture_output=True, timeout=900, env=env, check=False)
-        found = _find()
-    if found is None:
-        pytest.skip("chromium is not installed (and could not be installed with apt-get)")
-    return found
-
-
-def _installer() -> list[str] | None:
-    """How to run apt-get: directly as root, through `sudo -n` in CI, or not at all."""
-    if os.environ.get("HABITUS_TEST_NO_INSTALL") or not shutil.which("apt-get"):
-        return None
-    if os.geteuid() == 0:
-        return []
-    if os.environ.get("CI") and shutil.which("sudo"):
-        probe = subprocess.run(["sudo", "-n", "true"], capture_output=True, timeout=30, check=False)
-        return ["sudo", "-n"] if probe.returncode == 0 else None
-    return None
+    return program(NAMES, "chromium")
 
 
 class Proxy:

@@ -39,6 +39,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "model": ("habitus.commands.model", "Manage local embedding models: add, list, use, remove."),
     "report": ("habitus.commands.report", "Write an HTML page of recent activity and the habit list."),
     "restore": ("habitus.commands.restore", "Restore the state root from a backup."),
+    "review": (
+        "habitus.commands.review",
+        "Review habits in the terminal: approve, reject, edit, merge, ...",
+    ),
     "schedule": ("habitus.commands.schedule", "Install, check or remove the daily analyze timer."),
     "select": ("habitus.commands.select", "Choose the approved habits that apply to a prompt."),
     "status": ("habitus.commands.status", "Report the state root, versions, settings and counts."),

@@ -162,7 +162,7 @@ def resolve_command(
         else:
             raise HabitusError("usage", "REF: expected a list number or a relation id like r-0123456789ab")
         embedder: Any = None
-        if action == "supersede":
+        if action in ("merge", "supersede"):
             from habitus.embed import load_embedder
 
             embedder = load_embedder(root)

@@ -14,7 +14,7 @@ from habitus.errors import HabitusError
 
 MAN = {
     "stdin": "Not read.",
-    "stdout": "Human-readable text (the one command that is not JSON): each step's command line, as typed "
+    "stdout": "Human-readable text (not JSON, like `habitus review`): each step's command line, as typed "
     "from the demo folder with HABITUS_HOME set, and its JSON result, shortened (the hook's output is "
     "shown whole).",
     "files": "A temporary folder (state/ = HABITUS_HOME, the sample conversation, the hook event, the "

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from habitus import codec, io
+from habitus import io
 from habitus.errors import HabitusError, bad_request
 from habitus.options import output_options, state_options
 from habitus.state.root import StateRoot
@@ -21,6 +21,7 @@ MAN = {
     '"checksum","evidence":{"observations","days","stage"},"pending_relations",...}],"counts",'
     '"snapshot_expires_at"}. show: {"v":1,"habit":{...,"evidence","relations","audit"}}. '
     'declare/approve/reject/disable/enable/archive: {"v":1,"habit":{...},"outcome"}. '
+    'edit: {"v":1,"habit":{...},"outcome":"edited","original":{...},"evidence_copied"}. '
     'recheck: {"v":1,"checked","updated","suppressed","restored","law","vectors"}. '
     'example add/list/remove: {"v":1,"habit","examples":[{"id","text","source","created_at"}]}. '
     'export: {"v":1,"format","habits","left_out","text"}, or with --out {"v":1,"path","format","habits",'
@@ -56,6 +57,7 @@ def cli() -> None:
       habitus habit approve 2
       habitus habit declare --condition "When a test fails" --behavior "Read the whole error first"
       habitus habit approve h-3f9a2c1b0d4e --checksum 9c1d2e3f4a5b
+      habitus habit edit 2 --condition "When editing a file" --behavior "Read all of it first"
     """
 
 
@@ -95,9 +97,9 @@ def _target(ledger: Any, ref: str | None, checksum: str | None) -> tuple[str, st
 
 
 def _stage(habit: dict[str, Any], observations: int, days: int) -> str:
-    from habitus.habits.candidates import evidence_stage
+    from habitus.habits.detail import stage
 
-    return evidence_stage(habit, observations, days)
+    return stage(habit, observations, days)
 
 
 @cli.command("list")
@@ -170,57 +172,12 @@ def show_command(ref: str | None, root: StateRoot, wait: float, pretty: bool) ->
     \b
     Example:  habitus habit show 1 --pretty
     """
+    from habitus.habits import detail
     from habitus.habits import law as lawmod
-    from habitus.habits import store
-    from habitus.habits.lifecycle import public
 
     with _open(root, wait) as ledger:
         habit_id, _ = _target(ledger, ref, None)
-        law = lawmod.load(root)
-        habit = store.get_habit(ledger.conn, habit_id)
-        evidence = store.evidence(ledger.conn, habit_id)
-        stats = store.evidence_stats(ledger.conn).get(habit_id, (0, 0))
-        body = public(habit, law)
-        body["evidence"] = [
-            {k: e[k] for k in ("ref", "day", "note", "actor", "created_at")} for e in evidence
-        ]
-        from habitus.habits import examples as exemplars
-
-        body["examples"] = [exemplars.public(e) for e in exemplars.of(ledger.conn, habit_id)]
-        body["evidence_summary"] = {
-            "observations": stats[0],
-            "days": stats[1],
-            "stage": _stage(habit, *stats),
-        }
-        body["relations"] = [
-            {
-                k: r[k]
-                for k in (
-                    "id",
-                    "kind",
-                    "decision",
-                    "similarity_bp",
-                    "strength",
-                    "habit_a",
-                    "habit_b",
-                    "checksum",
-                )
-            }
-            for r in store.relations(ledger.conn, habit_id)
-        ]
-        trail = store.audit_of(ledger.conn, habit_id)
-        body["audit"] = [
-            {
-                k: (codec.loads(a[k]) if k == "data" else a[k])
-                for k in ("action", "actor", "before", "after", "data", "created_at")
-            }
-            for a in trail
-        ]
-        from habitus.habits.adopt import provenance
-
-        imported = provenance(trail)
-        if imported is not None:  # only imported habits carry it
-            body["provenance"] = imported
+        body = detail.describe(ledger, habit_id, lawmod.load(root))
     io.write_result({"habit": body}, pretty=pretty, human="habit.show")
 
 
@@ -458,6 +415,42 @@ cli.add_command(
         False,
     )
 )
+
+
+@cli.command("edit")
+@click.argument("ref", metavar="REF")
+@click.option("--condition", metavar="TEXT", required=True, help="The new condition, as you want it.")
+@click.option("--behavior", metavar="TEXT", required=True, help="The new behaviour, as you want it.")
+@click.option(
+    "--checksum", metavar="HEX", help="The checksum shown by `habit list`/`habit show` (>= 12 hex)."
+)
+@state_options
+@output_options
+def edit_command(
+    ref: str, condition: str, behavior: str, checksum: str | None, root: StateRoot, wait: float, pretty: bool
+) -> None:
+    """Reword a candidate and approve your wording as written.
+
+    Your wording becomes a declared habit (same polarity) that keeps the
+    candidate's evidence, activated through the same checks as `declare`; the
+    candidate is rejected, so analyze does not propose it again. One
+    transaction: a law conflict or a possible duplicate of an approved habit
+    answers `refused` (exit 3) and writes nothing.
+
+    \b
+    Example:  habitus habit edit 2 --condition "When editing a file" --behavior "Read all of it first"
+    """
+    from habitus.habits.lifecycle import edit
+
+    with _open(root, wait) as ledger:
+        habit_id, checksum = _target(ledger, ref, checksum)
+        if checksum is None:
+            raise HabitusError(
+                "usage",
+                "edit needs the checksum you reviewed: pass --checksum, or a number from `habit list`",
+            )
+        result = edit(ledger, habit_id, checksum, condition, behavior, embedder=_embedder(root))
+    io.write_result(result, pretty=pretty)
 
 
 @cli.command("recheck")

@@ -15,18 +15,12 @@ from habitus.state.root import StateRoot
 MAX_EVIDENCE = 20  # cited observations shown per candidate (the summary counts them all)
 
 
-def evidence_stage(habit: dict[str, Any], observations: int, days: int) -> str:
-    """reviewable/collecting for analyzed habits; declared ones need no repeated evidence."""
-    from habitus.habits.store import stage
-
-    return "declared" if habit["origin"] == "declared" else stage(observations, days)
-
-
 def candidates(root: StateRoot, *, wait: float, limit: int) -> dict[str, Any]:
     """{"items": [...], "total"}: candidates, higher confidence first, at most `limit`, each with its
     evidence summary and up to MAX_EVIDENCE cited observations (ref, day, note, actor, created_at)."""
     from habitus.habits import law as lawmod
     from habitus.habits import store
+    from habitus.habits.detail import stage
     from habitus.habits.lifecycle import public
     from habitus.habits.store import Ledger
 
@@ -46,7 +40,7 @@ def candidates(root: StateRoot, *, wait: float, limit: int) -> dict[str, Any]:
                 body["evidence_summary"] = {
                     "observations": observations,
                     "days": days,
-                    "stage": evidence_stage(habit, observations, days),
+                    "stage": stage(habit, observations, days),
                 }
                 body["evidence"] = [
                     {k: e[k] for k in ("ref", "day", "note", "actor", "created_at")}

@@ -186,6 +186,15 @@ def _roles(
     return first, second
 
 
+def default_survivors(ledger: Ledger, relation: dict[str, Any]) -> dict[str, str]:
+    """Which habit each outcome keeps when no `keep` is given (what `resolve` would choose)."""
+    a = get_habit(ledger.conn, relation["habit_a"])
+    b = get_habit(ledger.conn, relation["habit_b"])
+    return {
+        action: _roles(relation, a, b, action, None)[0]["id"] for action in ("merge", "supersede", "archive")
+    }
+
+
 def _archive(ledger: Ledger, habit: dict[str, Any], reason: str, actor: str, action: str) -> dict[str, Any]:
     return rows.change(ledger.conn, "habits", habit, action, actor, status="archived", reason=reason)
 
@@ -205,6 +214,8 @@ def resolve(
         raise bad_request("action", "expected one of " + ", ".join(ACTIONS))
     relation = get_relation(ledger, relation_id)
     _check_relation_checksum(relation, checksum)
+    if action == "merge" and embedder is None:
+        raise ValueError("merge needs the embedder (the absorbed evidence brings example prompts to embed)")
     if action == "supersede":
         if embedder is None:
             raise ValueError("supersede needs the embedder")
@@ -306,6 +317,9 @@ def resolve(
             )
     if refusal is not None:
         raise refusal
+    if action == "merge" and embedder is not None:
+        # the absorbed evidence brought its example prompts: select fails closed on examples without vectors
+        vectors.ensure(ledger, embedder, [get_habit(ledger.conn, survivor["id"])])
     result: dict[str, Any] = {
         "relation": {"id": relation_id, "decision": decision, "survivor": updated["survivor"]},
         "changed": changed,

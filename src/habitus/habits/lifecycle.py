@@ -29,6 +29,7 @@ from habitus.habits import law as lawmod
 from habitus.habits.store import (
     APPROVED,
     Ledger,
+    evidence,
     evidence_stats,
     get_habit,
     habits,
@@ -518,6 +519,104 @@ def declare(
     if gate.pending or gate.opened:
         result["relations"] = sorted(set(gate.pending + gate.opened))
     return result
+
+
+def edit(
+    ledger: Ledger,
+    habit_id: str,
+    checksum: str,
+    condition: object,
+    behavior: object,
+    *,
+    embedder: Embedder,
+    actor: str = "user",
+) -> dict[str, Any]:
+    """Replace a candidate's wording by the person's own, approved as written.
+
+    In one transaction: the new wording becomes a declared habit (same polarity) with the original's
+    evidence, activated through the same gate as `declare`; the original is rejected (archived with
+    reason `rejected`, so analyze does not propose the replaced wording again). When the law or a
+    possible duplicate blocks the new wording, the transaction rolls back and nothing is written;
+    the refusal names the blocking rules or habits. Unchanged wording is an approval (as declaring
+    a candidate's exact wording is)."""
+    if checksum is None:
+        raise bad_request("checksum", "required: the checksum shown by `habit list` or `habit show`")
+    condition = clean_field("condition", condition)
+    behavior = clean_field("behavior", behavior)
+    allowed = ("candidate", "suppressed_by_law")
+    original = get_habit(ledger.conn, habit_id)
+    check_review(original, checksum)
+    _check_status(original, allowed, "edit")
+    polarity = original["polarity"]
+    wording = wording_checksum(condition, behavior, polarity)
+    if wording == original["wording"]:
+        return _activation(
+            ledger,
+            habit_id,
+            checksum,
+            embedder,
+            allowed=("candidate",),
+            action="approve",
+            actor=actor,
+            evidence_gate=False,
+        )
+    prepared = vectors.prepare(embedder, condition, behavior)
+    _prepare(ledger, embedder, [])
+    with ledger.tx():
+        original = get_habit(ledger.conn, habit_id)
+        check_review(original, checksum)
+        _check_status(original, allowed, "edit")
+        same = _same_wording(ledger, wording)
+        if same is not None:
+            raise HabitusError(
+                "refused",
+                f"habit {same['id']} already has this wording",
+                hint="review that habit instead",
+                reason="exists",
+                id=same["id"],
+            )
+        law = lawmod.load(ledger.root)
+        findings = lawmod.check_law(condition, behavior, law)
+        if findings:
+            rules = sorted({f["rule"] for f in findings})
+            raise HabitusError(
+                "refused",
+                f"the new wording conflicts with the law ({', '.join(rules)})",
+                hint="reword it differently",
+                reason="law",
+                findings=findings,
+            )
+        habit = _insert(
+            ledger, condition, behavior, polarity, DECLARED_CONFIDENCE, "declared", None, law, [], actor
+        )
+        vectors.store(ledger.conn, habit["id"], prepared)
+        if not _gate(ledger, habit, law, embedder, actor=actor).clear:
+            # rolled back with the new habit: the refusal names the habits it may duplicate
+            others = sorted(
+                {
+                    r["habit_b"] if r["habit_a"] == habit["id"] else r["habit_a"]
+                    for r in relations(ledger.conn, habit["id"])
+                }
+            )
+            raise HabitusError(
+                "refused",
+                f"the new wording may duplicate or conflict with {', '.join(others)}",
+                hint="reword it, or approve the original and resolve the duplicate with `habitus dedupe`",
+                reason="relation",
+                habits=others,
+            )
+        habit = _activate(ledger, habit, law, actor=actor, action="approve")
+        cited = [Evidence(e["ref"], e["day"], e["note"]) for e in evidence(ledger.conn, habit_id)]
+        copied = _add_evidence(ledger, habit["id"], cited, actor)
+        rejected = _transition(ledger, "reject", habit_id, checksum, actor, {"edited_into": habit["id"]})
+    # the evidence brought example prompts along: select fails closed on examples without vectors
+    vectors.ensure(ledger, embedder, [habit])
+    return {
+        "habit": public(habit, law),
+        "outcome": "edited",
+        "original": rejected["habit"],
+        "evidence_copied": copied,
+    }
 
 
 # -- recheck --------------------------------------------------------------------------------------
