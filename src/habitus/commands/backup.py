@@ -50,6 +50,9 @@ def cli(out: Path | None, root: StateRoot, wait: float, pretty: bool) -> None:
       habitus backup
       habitus backup --out /media/usb/habitus-2026-11-30 | jq .path
     """
+    from habitus import checks
     from habitus.state import backup
+
+    checks.register()
 
     io.write_result(backup.create(root, out, wait=wait), pretty=pretty)

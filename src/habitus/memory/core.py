@@ -14,10 +14,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from habitus.errors import HabitusError
+from habitus.lang.terms import index_text, stem_text
 from habitus.memory import records
-from habitus.memory.search import index_text
 from habitus.memory.stores import MemoryStore
-from habitus.memory.terms import stem_text
 from habitus.state.db import utc_now
 
 ACTIVE = "removed_at IS NULL AND (expires_at IS NULL OR expires_at > ?)"

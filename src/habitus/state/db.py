@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from habitus.errors import HabitusError
-from habitus.state import files, guard
+from habitus.state import files, statelock
 from habitus.state.faults import fault
 
 
@@ -142,7 +142,7 @@ class Store:
     def open_write(self) -> sqlite3.Connection:
         """A read-write connection on an up-to-date schema, creating the file (0600) if needed."""
         files.ensure_dir(self.path.parent)
-        guard.writing(self.path.parent)  # before the file is opened: a restore may not swap it under us
+        statelock.writing(self.path.parent)  # before the file is opened: a restore may not swap it under us
         files.create_private(self.path)
         conn = self._connect_rw()
         try:

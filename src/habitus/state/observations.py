@@ -49,13 +49,16 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from habitus import codec
 from habitus.errors import HabitusError
 from habitus.state import files, locks
 from habitus.state.faults import fault
 from habitus.state.root import StateRoot
+
+if TYPE_CHECKING:
+    from habitus.state.inventory import Check
 
 SCHEMA_VERSION = 1
 RECORD_VERSION = 1
@@ -926,6 +929,22 @@ def verify(root: StateRoot) -> dict[str, Any]:
         _verify_generation(paths, manifest, archived, issue)
     hard = [i for i in issues if i["code"] != "uncommitted_tail"]
     return {"ok": not hard, "generations": report, "issues": issues}
+
+
+def verifier(check: Check) -> Iterator[dict[str, Any]]:
+    """The log's chain, sizes, index and fingerprints in full, as `habitus verify`'s issues. A torn tail
+    past the last commit (uncommitted_tail) is left out: the next append recovers it by design."""
+    if not check.path.is_dir():
+        return
+    for issue in verify(check.root)["issues"]:
+        if issue["code"] == "uncommitted_tail":
+            continue
+        yield {
+            "code": issue["code"],
+            "message": issue["message"],
+            "generation": issue["generation"],
+            "seq": issue["seq"],
+        }
 
 
 def _verify_generation(paths: _Paths, manifest: Manifest, archived: bool, issue: Any) -> None:
