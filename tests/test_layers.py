@@ -132,3 +132,19 @@ def test_the_graph_sees_lazy_imports_and_skips_type_checking_ones(tmp_path: Path
         ("habitus.habits.rows", "habitus.state.db", False),
     }
     assert import_graph.cycles(import_graph.package_graph(found)) == [["habitus.habits", "habitus.state"]]
+
+
+def test_every_sqlite_connection_is_opened_by_state_db() -> None:
+    """One place opens SQLite connections (with their pragmas) and builds `file:` URIs: state/db.py."""
+    import re
+
+    source = Path(import_graph.SRC) / "habitus"
+    pattern = re.compile(r"sqlite3\.connect\(|[\"']file:[\"']|\?mode=r[ow]")
+    found = [
+        f"{path.relative_to(source)}:{number}"
+        for path in sorted(source.rglob("*.py"))
+        if path != source / "state" / "db.py"
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if pattern.search(line)
+    ]
+    assert found == []

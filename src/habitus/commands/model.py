@@ -159,9 +159,8 @@ def remove_command(name: str, root: StateRoot, wait: float, pretty: bool) -> Non
     deleted = 0
     if root.ledger.exists():
         from habitus.habits.store import Ledger
+        from habitus.habits.vectors import forget_model
 
-        with Ledger.open(root, wait=wait) as ledger, ledger.tx():
-            # Model ids are NAME@FINGERPRINT: every version ever added under this name goes.
-            found = ledger.conn.execute("DELETE FROM habit_vectors WHERE model_id GLOB ?", (f"{name}@*",))
-            deleted = found.rowcount
+        with Ledger.open(root, wait=wait) as ledger:
+            deleted = forget_model(ledger, name)
     io.write_result({"removed": name, "vectors_deleted": deleted}, pretty=pretty)

@@ -606,7 +606,9 @@ def _memory_ledger(root: StateRoot, wait: float) -> Ledger:
     from habitus.habits.store import Ledger
 
     store = ledger_store.store(root, wait=wait)
-    memory = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    from habitus.state import db
+
+    memory = db.connect(":memory:", any_thread=True)
     memory.row_factory = sqlite3.Row
     memory.execute("PRAGMA foreign_keys=ON")
     # Not store.inspect(): a read-only open of a WAL database leaves -wal/-shm files behind. The copy
@@ -626,14 +628,13 @@ def _copy(path: os.PathLike[str], memory: sqlite3.Connection) -> None:
     """Copy the ledger without creating anything next to it. With no -wal file the database file is
     complete and is read as immutable (no -shm/-wal appear); a copy that raced a writer is retried
     through an ordinary read-only connection."""
-    import urllib.parse
+    from habitus.state import db
 
-    base = "file:" + urllib.parse.quote(os.fspath(path))
     for attempt in range(2):
         wal = os.path.exists(os.fspath(path) + "-wal")
         before = os.stat(path)
         immutable = not wal and attempt == 0
-        source = sqlite3.connect(base + ("?mode=ro&immutable=1" if immutable else "?mode=ro"), uri=True)
+        source = db.connect(path, mode="ro", immutable=immutable)
         try:
             source.backup(memory)
         except sqlite3.Error:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import urllib.parse
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -38,7 +37,7 @@ from habitus.errors import HabitusError
 from habitus.lang.terms import index_text, stem_text
 from habitus.memory import core, records, vectors
 from habitus.memory.stores import MemoryStore
-from habitus.state import files
+from habitus.state import db, files
 from habitus.state.db import translate
 from habitus.state.memory_store import rebuild_fts_table
 
@@ -186,9 +185,8 @@ def _check_fts(
 def _fts_structure_ok(store: MemoryStore) -> bool:
     """FTS5's integrity-check is an INSERT, so it needs a read-write connection to the existing file
     (never created: mode=rw); it runs in a transaction that is rolled back. A read-only file skips it."""
-    uri = "file:" + urllib.parse.quote(str(store.path)) + "?mode=rw"
     try:
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=store.db.wait)
+        conn = db.connect(store.path, mode="rw", wait=store.db.wait)
     except sqlite3.Error:
         return True
     try:

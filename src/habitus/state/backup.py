@@ -34,14 +34,13 @@ import sqlite3
 import stat
 import tempfile
 import time
-import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from habitus import __version__, codec
 from habitus.errors import HabitusError
-from habitus.state import files, inventory
+from habitus.state import db, files, inventory
 from habitus.state.db import Store, utc_now
 from habitus.state.faults import fault
 from habitus.state.root import StateRoot
@@ -186,13 +185,11 @@ def _target(root: StateRoot, out: Path | None) -> Path:
 
 def _copy_store(item: inventory.StoreItem, store: Store, dest: Path) -> Entry:
     store.inspect()  # newer, unknown history or corrupt: refused before anything is copied
-    uri = "file:" + urllib.parse.quote(str(store.path)) + "?mode=ro"
     files.create_private(dest)
     try:
-        source = sqlite3.connect(uri, uri=True, timeout=store.wait, isolation_level=None)
-        copy = sqlite3.connect(dest, isolation_level=None)
+        source = db.connect(store.path, mode="ro", wait=store.wait)
+        copy = db.connect(dest)
         try:
-            source.execute(f"PRAGMA busy_timeout={int(store.wait * 1000)}")
             source.backup(copy)  # all pages in one step: one read transaction, one snapshot
             copy.execute("PRAGMA journal_mode=DELETE")
         finally:
@@ -439,11 +436,7 @@ def check_store(item: inventory.StoreItem, path: Path, *, wait: float) -> int:
 
 
 def connect_ro(path: Path, *, wait: float) -> sqlite3.Connection:
-    uri = "file:" + urllib.parse.quote(str(path)) + "?mode=ro"
-    conn = sqlite3.connect(uri, uri=True, timeout=wait, isolation_level=None)
-    conn.execute(f"PRAGMA busy_timeout={int(wait * 1000)}")
-    conn.execute("PRAGMA trusted_schema=OFF")
-    return conn
+    return db.connect(path, mode="ro", wait=wait)
 
 
 def integrity_problems(conn: sqlite3.Connection) -> list[tuple[str, str]]:
