@@ -10,7 +10,7 @@ Every stored observation is one user/assistant pair:
 `source` says who wrote the prompt (habitus.harness.provenance): only "user" is a human's words;
 learning reads no other source as the user's. A record without it (written before it existed) is "user".
 
-Rules (issue 3, DESIGN.md section 10):
+Rules (DESIGN.md section 10):
 
 - Only turns with a prompt whose run did not error or hit the output limit are stored (`Turn.kept`);
   a turn where the user rejected a tool use is stored (outcome "rejected"), and so is one the user

@@ -70,7 +70,8 @@ def turn_messages(turn: Any, *, now: str) -> list[Message]:
 
 def _fit(messages: list[Message], chunk_chars: int) -> list[Message]:
     """One turn's messages cut to chunk_chars in all: prompts keep their head, the agent its tail."""
-    out, left = [], chunk_chars
+    out: list[Message] = []
+    left = chunk_chars
     for message in messages:
         share = max(0, left // max(1, len(messages) - len(out)))
         body = message.text

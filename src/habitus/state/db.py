@@ -31,7 +31,7 @@ from habitus.state.faults import fault
 @dataclass(frozen=True)
 class Migration:
     name: str
-    apply: Callable[[sqlite3.Connection], None]
+    apply: Callable[[sqlite3.Connection], object]  # what it returns is ignored
 
 
 def sql_migration(name: str, script: str) -> Migration:
