@@ -20,9 +20,9 @@ from habit_helpers import (
     propose,
     root,
 )
-from habitus.embed import load_embedder
 from habitus.habits import rows
 from habitus.habits.similar import CALIBRATED, thresholds
+from habitus.models.embedders import load_embedder
 
 
 def approved_pair() -> tuple[dict, dict]:

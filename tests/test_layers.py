@@ -148,3 +148,12 @@ def test_every_sqlite_connection_is_opened_by_state_db() -> None:
         if pattern.search(line)
     ]
     assert found == []
+
+
+def test_embed_is_pure(arrows: list[import_graph.Arrow]) -> None:
+    """embed/ embeds text with a given model: which model a root configures, and checking its copies
+    under the root, are habitus.models.embedders'."""
+    assert sorted({node(a.target) for a in arrows if node(a.source) == "embed"} - {"embed"}) == [
+        "codec",
+        "errors",
+    ]

@@ -74,8 +74,8 @@ def cli(
     Example:
       habitus eval select --cases tests/fixtures/select/cases.jsonl --part holdout --pretty
     """
-    from habitus.embed import load_embedder
     from habitus.errors import HabitusError
+    from habitus.models.embedders import load_embedder
     from habitus.select import evaluate, judge
     from habitus.state import config as configuration
     from habitus.state.settings import BY_KEY

@@ -467,9 +467,9 @@ def index_vectors_command(
     \b
     Example:  habitus memory index-vectors --store project
     """
-    from habitus.embed import load_embedder
     from habitus.memory import vectors
     from habitus.memory.hybrid import MEMORY_MODEL
+    from habitus.models.embedders import load_embedder
 
     target = open_store(root, wait, store, io.read_request())
     try:

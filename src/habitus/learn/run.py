@@ -21,7 +21,7 @@ model, locked or damaged state) stop the run without counting an attempt.
 
 `--dry-run` runs the same code against an in-memory copy of the ledger and takes no lock: it reports
 what a run would do and writes nothing (the embedding model's verification cache excepted, see
-habitus.embed.verify).
+habitus.models.embedders.verify).
 
 Fault injection (tests only, see habitus.state.observations): point `analyze_commit_<n>` stops inside
 the n-th batch's transaction, just before it commits.
@@ -583,7 +583,7 @@ class _Embedder:
 
     def get(self) -> Embedder:
         if self.loaded is None:
-            from habitus.embed import load_embedder
+            from habitus.models.embedders import load_embedder
 
             # A batch job, not a hook: it may use both cores a small machine has. Its thresholds were
             # measured with MiniLM.

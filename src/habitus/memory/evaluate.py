@@ -182,8 +182,8 @@ def evaluate(
 
 
 def _build_vectors(root: Any, store: Any, *, required: bool, index: Any) -> int:
-    from habitus.embed import load_embedder
     from habitus.memory.hybrid import MEMORY_MODEL
+    from habitus.models.embedders import load_embedder
 
     try:
         embedder = load_embedder(root, calibrated=MEMORY_MODEL)

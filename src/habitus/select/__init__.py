@@ -151,8 +151,8 @@ def _run(ledger: Any, config: Any, prompt: str, context: list[str], out: Selecti
     if not habits:
         return  # answered without loading numpy or the model
 
-    from habitus.embed import load_embedder
     from habitus.habits.vectors import retrieval_matrix
+    from habitus.models.embedders import load_embedder
     from habitus.select import judge
 
     model_name = judge.judge_name(out.judge)

@@ -290,7 +290,7 @@ def preload(root: Path) -> None:
         for name in SERVED:
             importlib.import_module(cli.COMMANDS[name][0].partition(":")[0])
     with contextlib.suppress(Exception):
-        from habitus.embed import load_embedder
+        from habitus.models.embedders import load_embedder
         from habitus.state.root import StateRoot
 
         load_embedder(StateRoot(root)).embed(["warm up"])
