@@ -68,7 +68,7 @@ MAX_PENDING_BYTES = 64 * 1024
 
 
 @dataclass
-class Tally:
+class CaptureResult:
     """What one capture call did; the result object of `habitus capture`."""
 
     appended: int = 0
@@ -81,7 +81,7 @@ class Tally:
     first_seq: int | None = None
     last_seq: int | None = None
 
-    def add(self, other: Tally) -> None:
+    def add(self, other: CaptureResult) -> None:
         self.appended += other.appended
         self.duplicates += other.duplicates
         self.redactions += other.redactions
@@ -156,7 +156,7 @@ def _fit_assistant(payload: dict[str, Any], origin: dict[str, Any]) -> bool:
 
 def entry_for(
     turn: Turn, *, harness: str, source: str, event: str | None
-) -> tuple[log.Entry | None, int, str]:
+) -> tuple[log.NewObservation | None, int, str]:
     """(entry or None, redactions, why-not) for one turn: redacted, bounded, post-checked."""
     if not turn.kept:
         return None, 0, "incomplete"
@@ -195,7 +195,7 @@ def entry_for(
     if key is None:
         key = [turn.user_at, _digest(user), _digest(assistant)]
     fingerprint = log.fingerprint(harness, turn.session_id or "", key)
-    return log.Entry(payload=payload, origin=origin, fingerprint=fingerprint), redactions, ""
+    return log.NewObservation(payload=payload, origin=origin, fingerprint=fingerprint), redactions, ""
 
 
 def _digest(text: str) -> str:
@@ -212,9 +212,9 @@ def capture_turns(
     wait: float,
     full_dedupe: bool,
     retention_days: int | None = None,
-) -> Tally:
+) -> CaptureResult:
     """Redact, bound and append the kept turns; one lock hold for all of them."""
-    tally = Tally()
+    tally = CaptureResult()
     entries = []
     for turn in turns:
         entry, redactions, why = entry_for(turn, harness=harness, source=source, event=event)
@@ -247,11 +247,11 @@ def import_transcript(
     wait: float,
     retention_days: int | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
-) -> Tally:
+) -> CaptureResult:
     """Import a whole transcript in bounded windows; every window is deduplicated against the whole log."""
     from habitus.harness.transcripts import read_transcript
 
-    tally = Tally()
+    tally = CaptureResult()
     offset, session = 0, None
     while True:
         chunk = read_transcript(path, start_offset=offset, max_bytes=max_bytes, format=format, hold_last=True)
@@ -287,12 +287,12 @@ def capture_event(
     wait: float,
     retention_days: int | None = None,
     source: str = "hook",
-) -> Tally:
+) -> CaptureResult:
     """Do what `event` calls for (see the module docstring). Returns what was stored."""
     if event.kind == "prompt":
         if event.harness == "codex" and event.session_id and event.prompt:
             _remember_prompt(root, event)
-        return Tally()
+        return CaptureResult()
     if event.kind == "stop":
         turns = _stop_turns(root, event)
         return capture_turns(
@@ -314,7 +314,7 @@ def capture_event(
         if not event.transcript_path or (
             event.harness == "gemini" and event.transcript_path.endswith(".json")
         ):
-            return Tally()  # no file, or a Gemini chat file before 0.61 (one JSON object, not JSONL)
+            return CaptureResult()  # no file, or a Gemini chat file before 0.61 (one JSON object, not JSONL)
         from habitus.harness.transcripts import read_tail
 
         chunk = read_tail(event.transcript_path, max_bytes=TAIL_SWEEP_BYTES, format=event.harness)
@@ -332,7 +332,7 @@ def capture_event(
         )
         tally.skipped_lines += chunk.skipped_lines
         return tally
-    return Tally()
+    return CaptureResult()
 
 
 def _stop_turns(root: StateRoot, event: HookEvent) -> list[Turn]:
@@ -430,7 +430,7 @@ def _remember_prompt(root: StateRoot, event: HookEvent) -> None:
     prompt = _head(prompt, MAX_USER_BYTES, USER_MARKER)
     if looks_sensitive(prompt):
         return
-    from habitus.state.observations import utc_now
+    from habitus.state.clock import utc_now
 
     folder = files.ensure_dir(root.ensure_sub("observations") / "pending")
     turn_id = redact(event.turn_id)[0] if event.turn_id else event.turn_id

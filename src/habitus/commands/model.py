@@ -120,10 +120,10 @@ def use_command(name: str, root: StateRoot, wait: float, pretty: bool) -> None:
     """
     from habitus.embed import registry
     from habitus.models import embedders
-    from habitus.state import config as configuration
+    from habitus.state import config
 
     embedder = embedders.load_embedder(root, name)
-    configuration.set_value(root, "embed.model", name, wait=wait)
+    config.set_value(root, "embed.model", name, wait=wait)
     result: dict[str, Any] = {
         "model": registry.describe(embedders.resolve(root, name), name),
         "reembedded": 0,

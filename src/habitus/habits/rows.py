@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from habitus import codec
 from habitus.errors import HabitusError
-from habitus.state.db import utc_now
+from habitus.state.clock import utc_now
 
 if TYPE_CHECKING:
     from habitus.state.inventory import Check

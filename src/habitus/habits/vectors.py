@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from habitus.embed import input_checksum
 from habitus.errors import HabitusError
 from habitus.habits import rows
-from habitus.state.db import utc_now
+from habitus.state.clock import utc_now
 
 if TYPE_CHECKING:
     import numpy as np

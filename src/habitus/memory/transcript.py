@@ -27,7 +27,7 @@ from habitus.memory.observe import (
     watermark_row,
 )
 from habitus.memory.stores import MemoryStore
-from habitus.state.db import utc_now
+from habitus.state.clock import utc_now
 
 TRANSCRIPT_WINDOW_FACTOR = 16  # JSONL carries tool output and bookkeeping: read 16 bytes per message char
 MIN_TRANSCRIPT_WINDOW = 1024 * 1024

@@ -34,7 +34,7 @@ from habitus.embed.registry import (
 )
 from habitus.errors import HabitusError
 from habitus.state import config, files, locks
-from habitus.state.db import utc_now
+from habitus.state.clock import utc_now
 from habitus.state.root import StateRoot
 from habitus.state.settings import NAME_RE
 

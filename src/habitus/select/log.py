@@ -20,7 +20,7 @@ from typing import Any
 from habitus import codec
 from habitus.state import db, files
 from habitus.state import ledger as ledger_store
-from habitus.state.db import utc_now
+from habitus.state.clock import utc_now
 from habitus.state.root import StateRoot
 
 MAX_ROWS = 10_000

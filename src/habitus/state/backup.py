@@ -41,7 +41,8 @@ from typing import Any
 from habitus import __version__, codec
 from habitus.errors import HabitusError
 from habitus.state import db, files, inventory
-from habitus.state.db import Store, utc_now
+from habitus.state.clock import utc_now
+from habitus.state.db import Store
 from habitus.state.faults import fault
 from habitus.state.root import StateRoot
 
@@ -55,7 +56,7 @@ _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 
 @dataclass(frozen=True)
-class Entry:
+class ManifestEntry:
     name: str
     kind: str
     size: int
@@ -78,10 +79,10 @@ class Entry:
 class Manifest:
     created_at: str
     habitus: str
-    entries: tuple[Entry, ...]
+    entries: tuple[ManifestEntry, ...]
     managed: tuple[str, ...]
 
-    def entry(self, name: str) -> Entry | None:
+    def entry(self, name: str) -> ManifestEntry | None:
         return next((e for e in self.entries if e.name == name), None)
 
 
@@ -183,7 +184,7 @@ def _target(root: StateRoot, out: Path | None) -> Path:
     return target
 
 
-def _copy_store(item: inventory.StoreItem, store: Store, dest: Path) -> Entry:
+def _copy_store(item: inventory.StoreItem, store: Store, dest: Path) -> ManifestEntry:
     store.inspect()  # newer, unknown history or corrupt: refused before anything is copied
     files.create_private(dest)
     try:
@@ -202,19 +203,19 @@ def _copy_store(item: inventory.StoreItem, store: Store, dest: Path) -> Entry:
     version = check_store(item, dest, wait=store.wait)
     _fsync(dest)
     size, digest = _hash_file(dest)
-    return Entry(item.name, item.kind, size, digest, version)
+    return ManifestEntry(item.name, item.kind, size, digest, version)
 
 
-def _copy_file(item: inventory.FileItem, source: Path, dest: Path) -> Entry | None:
+def _copy_file(item: inventory.FileItem, source: Path, dest: Path) -> ManifestEntry | None:
     try:
         data = files.read_bytes(source, item.max_bytes)
     except FileNotFoundError:
         return None
     _write_new(dest, data)
-    return Entry(item.name, item.kind, len(data), hashlib.sha256(data).hexdigest())
+    return ManifestEntry(item.name, item.kind, len(data), hashlib.sha256(data).hexdigest())
 
 
-def _manifest_body(entries: list[Entry]) -> dict[str, Any]:
+def _manifest_body(entries: list[ManifestEntry]) -> dict[str, Any]:
     body: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -307,7 +308,7 @@ def _parse_manifest(body: dict[str, Any], where: Path) -> Manifest:
         raise _invalid(f"{where}: files and managed must be lists")
     if not all(isinstance(m, str) for m in managed):
         raise _invalid(f"{where}: managed must list names")
-    entries: list[Entry] = []
+    entries: list[ManifestEntry] = []
     for index, raw in enumerate(raw_files):
         entry = _parse_entry(raw, f"{where}: files[{index}]")
         if entry.name in {e.name for e in entries}:
@@ -321,7 +322,7 @@ def _parse_manifest(body: dict[str, Any], where: Path) -> Manifest:
     return Manifest(body["created_at"], body["habitus"], tuple(entries), tuple(managed))
 
 
-def _parse_entry(raw: Any, where: str) -> Entry:
+def _parse_entry(raw: Any, where: str) -> ManifestEntry:
     if not isinstance(raw, dict):
         raise _invalid(f"{where}: not an object")
     name = raw.get("name")
@@ -342,7 +343,7 @@ def _parse_entry(raw: Any, where: str) -> Entry:
             raise _invalid(f"{where}.schema_version: expected an integer >= 0")
     elif version is not None:
         raise _invalid(f"{where}.schema_version: only stores have one")
-    return Entry(item.name, item.kind, size, digest, version)
+    return ManifestEntry(item.name, item.kind, size, digest, version)
 
 
 def stage(source: Path, manifest: Manifest, dest: Path, *, wait: float) -> None:
@@ -360,7 +361,7 @@ def stage(source: Path, manifest: Manifest, dest: Path, *, wait: float) -> None:
             item.validate(files.read_bytes(target, item.max_bytes), f"backup {entry.name}")
 
 
-def _copy_verified(source: Path, dest: Path, entry: Entry) -> None:
+def _copy_verified(source: Path, dest: Path, entry: ManifestEntry) -> None:
     """Copy source to dest while hashing, refusing links and anything but entry's exact size and hash."""
     try:
         fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from habitus.errors import HabitusError
 from habitus.state import files, statelock
+from habitus.state.clock import utc_now
 from habitus.state.faults import fault
 
 
@@ -349,9 +350,3 @@ class Store:
                     (version + 1, migration.name, utc_now()),
                 )
                 conn.execute(f"PRAGMA user_version={version + 1}")
-
-
-def utc_now() -> str:
-    """ISO-8601 UTC with milliseconds, e.g. 2026-11-30T22:44:34.123Z."""
-    now = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"

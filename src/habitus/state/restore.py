@@ -34,7 +34,7 @@ from typing import Any
 from habitus import codec
 from habitus.errors import HabitusError
 from habitus.state import backup, files, inventory, locks, statelock
-from habitus.state.db import utc_now
+from habitus.state.clock import utc_now
 from habitus.state.faults import fault
 from habitus.state.root import StateRoot
 
