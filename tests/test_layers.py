@@ -44,6 +44,7 @@ FRONT = {
     "io",
     "launcher",
     "options",
+    "render",  # terminal rendering (on main since this branch started)
     "worker",
 }
 
