@@ -51,7 +51,7 @@ def _fill(root: Path, count: int) -> None:
         "outcome": "complete",
     }
     origin = {"harness": "generic", "source": "bench", "event": None}
-    entries = (obs.Entry(payload, origin, obs.fingerprint("bench", i)) for i in range(count))
+    entries = (obs.NewObservation(payload, origin, obs.fingerprint("bench", i)) for i in range(count))
     obs.append(StateRoot(root), entries, wait=60)
 
 

@@ -88,7 +88,7 @@ def _scan_cold(root: str, runs: int) -> list[float]:
 
 
 def run(runs: int) -> list[Row]:
-    from habitus.embed import load_embedder
+    from habitus.models.embedders import load_embedder
     from habitus.state.root import StateRoot
 
     rows: list[Row] = []
@@ -108,7 +108,7 @@ def run(runs: int) -> list[Row]:
         one = median_ms(time_call(lambda: embedder.embed(["When a test fails, read the error"]), runs=runs))
         rows.append(Row("embed 1 sentence", one, runs))
         probe = (
-            "from habitus.embed import load_embedder; from habitus.state.root import StateRoot; "
+            "from habitus.models.embedders import load_embedder; from habitus.state.root import StateRoot; "
             "load_embedder(StateRoot.at()).embed(['warm'])"
         )
         load = median_ms(

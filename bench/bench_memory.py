@@ -197,7 +197,8 @@ def add_vectors(root: Path) -> str:
 
     import numpy as np
 
-    from habitus.embed import input_checksum, load_embedder
+    from habitus.embed import input_checksum
+    from habitus.models.embedders import load_embedder
     from habitus.state.root import StateRoot
 
     embedder = load_embedder(StateRoot(root))
@@ -226,11 +227,11 @@ def add_vectors(root: Path) -> str:
 
 
 def _hybrid(root: Path, runs: int, env: dict[str, str]) -> list[Row]:
-    from habitus.embed import load_embedder
     from habitus.memory import query as search_query
     from habitus.memory import stores
     from habitus.memory.hybrid import Searcher
-    from habitus.state.db import utc_now
+    from habitus.models.embedders import load_embedder
+    from habitus.state.clock import utc_now
     from habitus.state.root import StateRoot
 
     add_vectors(root)
@@ -276,7 +277,7 @@ def _hybrid(root: Path, runs: int, env: dict[str, str]) -> list[Row]:
 def _in_process(root: Path, runs: int) -> list[Row]:
     from habitus.memory import query as search_query
     from habitus.memory import stores
-    from habitus.state.db import utc_now
+    from habitus.state.clock import utc_now
     from habitus.state.root import StateRoot
 
     store = stores.open_store(StateRoot(root), "global", wait=30)

@@ -73,7 +73,7 @@ def observations(n: int) -> list[tuple[str, str, str, bool, bool, list[str]]]:
 def seed(root, n: int) -> None:  # type: ignore[no-untyped-def]
     from habitus.memory import core, observe, records
     from habitus.memory.stores import MemoryStore
-    from habitus.state.db import utc_now
+    from habitus.state.clock import utc_now
 
     store = MemoryStore("global", root / "memory.sqlite", wait=30.0)
     conn = store.writer()

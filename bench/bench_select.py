@@ -60,9 +60,9 @@ ACTIONS = [
 def _seed(root: str, total: int) -> None:
     """`total` approved habits: the catalog first, then generated ones, in one transaction."""
     os.environ["HABITUS_HOME"] = root
-    from habitus.embed import load_embedder
     from habitus.habits import ensure_vectors, lifecycle, load_law
     from habitus.habits.store import Ledger, habits
+    from habitus.models.embedders import load_embedder
     from habitus.state.root import StateRoot
 
     state = StateRoot.at(root)
@@ -161,15 +161,15 @@ def run(runs: int) -> list[Row]:
 
 
 def _in_process(root: str, runs: int) -> list[Row]:
-    from habitus.embed import load_embedder
     from habitus.habits import active_habits, load_law
     from habitus.habits.store import Ledger
     from habitus.habits.vectors import retrieval_matrix
+    from habitus.models.embedders import load_embedder
     from habitus.select import judge, select
     from habitus.state.root import StateRoot
 
     state = StateRoot.at(root)
-    probe = "from habitus.embed import load_embedder; from habitus.state.root import StateRoot; load_embedder(StateRoot.at())"
+    probe = "from habitus.models.embedders import load_embedder; from habitus.state.root import StateRoot; load_embedder(StateRoot.at())"
     load = []
     for _ in range(max(5, runs // 2)):
         started = time.perf_counter()

@@ -22,10 +22,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 
-from habitus.embed import load_embedder  # noqa: E402
 from habitus.learn import gist as gists  # noqa: E402
 from habitus.learn import local  # noqa: E402
 from habitus.learn.evaluate import keywords_match, load_labels  # noqa: E402
+from habitus.models.embedders import load_embedder  # noqa: E402
 from habitus.state.root import StateRoot  # noqa: E402
 
 DEFAULT = [REPO / "tests/fixtures/analyze/labels.json", REPO / "tests/fixtures/analyze_heldout/labels.json"]

@@ -25,9 +25,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 
-from habitus.embed import load_embedder  # noqa: E402
 from habitus.habits.similar import score  # noqa: E402
 from habitus.habits.vectors import field_input  # noqa: E402
+from habitus.models.embedders import load_embedder  # noqa: E402
 from habitus.state.root import StateRoot  # noqa: E402
 
 PAIRS = REPO / "tests" / "fixtures" / "habit_pairs.jsonl"

@@ -92,7 +92,7 @@ def fold_of(case_id: str) -> int:
 
 
 def load(model: str):  # type: ignore[no-untyped-def]
-    from habitus.embed import load_embedder
+    from habitus.models.embedders import load_embedder
     from habitus.select import evaluate
     from habitus.state.root import StateRoot
 

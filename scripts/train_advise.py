@@ -27,8 +27,8 @@ sys.path.insert(0, str(REPO / "src"))
 from habitus.advise import judge, local  # noqa: E402
 from habitus.advise.evaluate import load_cases, load_habits  # noqa: E402
 from habitus.advise.slice import Entry, Slice  # noqa: E402
-from habitus.embed import load_embedder  # noqa: E402
 from habitus.habits.vectors import field_input  # noqa: E402
+from habitus.models.embedders import load_embedder  # noqa: E402
 from habitus.state.root import StateRoot  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures"

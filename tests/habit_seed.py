@@ -16,7 +16,7 @@ def seed_habits(root: StateRoot, habits: Iterable[dict[str, Any]]) -> int:
     from habitus.habits.law import load as load_law
     from habitus.habits.store import Ledger
     from habitus.habits.wording import wording_checksum
-    from habitus.state.db import utc_now
+    from habitus.state.clock import utc_now
 
     law = load_law(root)
     count = 0

@@ -109,8 +109,7 @@ def claude_transcript(
 
 def set_fts_text(conn: sqlite3.Connection, seq: int, text: str) -> None:
     """Rewrite a record's FTS row as if text were its content (both columns), behind habitus's back."""
-    from habitus.memory.search import index_text
-    from habitus.memory.terms import stem_text
+    from habitus.lang.terms import index_text, stem_text
 
     conn.execute(
         "UPDATE memories_fts SET body = ?, stems = ? WHERE rowid = ?",

@@ -17,8 +17,8 @@ from habitus.state.root import StateRoot
 FIXTURES = REPO / "tests" / "fixtures" / "transcripts"
 
 
-def entry(n: int, *, text: str = "", tag: str = "t") -> obs.Entry:
-    return obs.Entry(
+def entry(n: int, *, text: str = "", tag: str = "t") -> obs.NewObservation:
+    return obs.NewObservation(
         payload={"kind": "pair", "user": f"prompt {n}{text}", "assistant": f"answer {n}"},
         origin={"harness": "generic", "source": "test"},
         fingerprint=obs.fingerprint(tag, n),

@@ -339,7 +339,7 @@ ACTIVE = [
 
 @pytest.fixture(scope="module")
 def vectors(tmp_path_factory: pytest.TempPathFactory) -> local.Vectors:
-    from habitus.embed import load_embedder
+    from habitus.models.embedders import load_embedder
     from habitus.state.root import StateRoot
 
     root = StateRoot.at(tmp_path_factory.mktemp("embed") / "state")

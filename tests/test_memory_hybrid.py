@@ -273,7 +273,7 @@ def test_by_default_vectors_join_plain_queries_and_syntax_means_what_it_says(sta
 def test_by_default_a_large_backlog_answers_by_bm25_without_the_model(
     state_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import habitus.embed
+    import habitus.models.embedders
 
     ids = fill()
     monkeypatch.setattr(vectors, "LAZY_MAX", 3)
@@ -281,7 +281,7 @@ def test_by_default_a_large_backlog_answers_by_bm25_without_the_model(
     def no_model(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the model must not load")
 
-    monkeypatch.setattr(habitus.embed, "load_embedder", no_model)
+    monkeypatch.setattr(habitus.models.embedders, "load_embedder", no_model)
     result = mem("retrieve", "tabs").result
     info = result["stores"]["global"]["hybrid"]
     assert result["mode"] == "fts" and info["reason"] == "vectors_missing" and info["missing"] == len(CORPUS)
@@ -292,7 +292,7 @@ def test_by_default_a_large_backlog_answers_by_bm25_without_the_model(
 def test_by_default_a_model_that_does_not_load_means_bm25(
     state_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import habitus.embed
+    import habitus.models.embedders
     from habitus.errors import HabitusError
 
     fill()
@@ -300,7 +300,7 @@ def test_by_default_a_model_that_does_not_load_means_bm25(
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise HabitusError("model_unavailable", "gone")
 
-    monkeypatch.setattr(habitus.embed, "load_embedder", broken)
+    monkeypatch.setattr(habitus.models.embedders, "load_embedder", broken)
     result = mem("retrieve", "tabs").result
     assert result["mode"] == "fts" and result["items"]
     assert result["hybrid"] == {"model": None, "used": False, "reason": "model_unavailable"}
@@ -309,8 +309,8 @@ def test_by_default_a_model_that_does_not_load_means_bm25(
 
 
 def test_index_vectors_reports_progress_per_batch(state_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from habitus.embed import load_embedder
     from habitus.memory.stores import MemoryStore
+    from habitus.models.embedders import load_embedder
     from habitus.state.root import StateRoot
 
     fill()

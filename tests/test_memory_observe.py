@@ -440,8 +440,8 @@ PARAPHRASES = [
 
 
 def test_embeddings_find_a_recurring_topic_that_words_miss(state_root: Path) -> None:
-    from habitus.embed import load_embedder
     from habitus.memory import semantic, text
+    from habitus.models.embedders import load_embedder
 
     mem("observe", request=chat_request(chat=PARAPHRASES))
     store = stores.open_store(StateRoot(state_root), "global", wait=5)

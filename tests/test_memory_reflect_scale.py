@@ -42,7 +42,7 @@ def test_similar_pairs_finds_exactly_the_pairs_a_full_comparison_finds() -> None
 
 
 def test_measure_neighbours_agree_with_the_pairwise_judgements(state_root: Path) -> None:
-    from habitus.embed import load_embedder
+    from habitus.models.embedders import load_embedder
     from habitus.state.root import StateRoot
 
     texts = [

@@ -300,7 +300,7 @@ def test_verify_reports_orphans_and_uncommitted_bytes(root: StateRoot) -> None:
 
 
 def test_oversized_records_are_refused_by_the_log(root: StateRoot) -> None:
-    big = obs.Entry({"user": "x" * obs.MAX_RECORD_BYTES}, {}, obs.fingerprint("big"))
+    big = obs.NewObservation({"user": "x" * obs.MAX_RECORD_BYTES}, {}, obs.fingerprint("big"))
     with pytest.raises(HabitusError):
         obs.append(root, [big], wait=5)
     assert obs.status(root)["records"] == 0
@@ -309,6 +309,6 @@ def test_oversized_records_are_refused_by_the_log(root: StateRoot) -> None:
 def test_record_size_predicts_the_line_length(root: StateRoot) -> None:
     payload = {"user": "héllo " * 50, "assistant": 'quote " and \n newline'}
     predicted = obs.record_size(payload, {"harness": "generic"})
-    obs.append(root, [obs.Entry(payload, {"harness": "generic"}, obs.fingerprint("p"))], wait=5)
+    obs.append(root, [obs.NewObservation(payload, {"harness": "generic"}, obs.fingerprint("p"))], wait=5)
     actual = os.path.getsize(folder(root) / "obs-000001.jsonl")
     assert actual <= predicted < actual + 64

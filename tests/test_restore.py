@@ -11,7 +11,7 @@ import pytest
 
 from backup_helpers import PY, load_manifest, make_state, save_manifest, snapshot, tree, write_rows
 from conftest import run, run_process
-from habitus.state import guard, inventory
+from habitus.state import guard, inventory, statelock
 
 
 def backup_of(root: Path, out: Path) -> Path:
@@ -40,7 +40,7 @@ def test_restore_brings_back_exactly_the_backed_up_state(state_root: Path, tmp_p
     }
     assert out.result["dry_run"] is False and out.result["kept"] == []
     assert out.result["observations"] == {"started": False, "generation": None}  # no log to rotate
-    assert not (state_root / guard.RESTORE_DIR).exists()
+    assert not (state_root / statelock.RESTORE_DIR).exists()
     assert run(["verify"]).exit == 0
 
 
@@ -128,7 +128,7 @@ def test_a_failure_mid_swap_rolls_back_at_once(
     out = run(["restore", str(folder)])
     assert out.exit == 1 and out.error["code"] == "io_error"
     assert snapshot(state_root) == current
-    assert not (state_root / guard.RESTORE_DIR).exists()
+    assert not (state_root / statelock.RESTORE_DIR).exists()
 
 
 def test_observation_generation_hook_runs_under_the_exclusive_lock(
@@ -274,7 +274,7 @@ def test_commands_wait_while_a_restore_swaps_and_see_the_old_state_if_it_dies(
     out = run(["status"])  # the next command recovers first
     assert out.exit == 0, out.stderr
     assert snapshot(state_root) == current
-    assert not (state_root / guard.RESTORE_DIR).exists()
+    assert not (state_root / statelock.RESTORE_DIR).exists()
 
 
 def test_a_fresh_root_writer_takes_the_shared_lock_when_it_creates_state(state_root: Path) -> None:

@@ -19,8 +19,8 @@ from review_helpers import GOFMT, PARAPHRASE, build, copy, dump, ids, normalised
 
 pytest.importorskip("textual")
 
-from habitus.embed import load_embedder
 from habitus.habits import review
+from habitus.models.embedders import load_embedder
 from habitus.state.root import StateRoot
 from habitus.tui.review import ReviewApp
 

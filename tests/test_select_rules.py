@@ -19,8 +19,8 @@ from select_helpers import FIXTURES
 def setup() -> tuple[Any, Any, Any]:
     import tempfile
 
-    from habitus.embed import load_embedder
     from habitus.habits.vectors import field_input
+    from habitus.models.embedders import load_embedder
     from habitus.select import evaluate
     from habitus.state.root import StateRoot
 

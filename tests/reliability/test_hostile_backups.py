@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from backup_helpers import damage_index, load_manifest, make_state, rehash, save_manifest, tree
 from conftest import run
-from habitus.state import guard
+from habitus.state import statelock
 
 
 def _entry(folder: Path, name: str) -> dict:
@@ -233,7 +233,7 @@ def test_hostile_backup_is_refused_and_changes_nothing(
     assert out.error["code"] == code, name
     assert out.stdout == b""
     assert tree(state_root) == before  # byte-identical (locks/ aside)
-    assert not (state_root / guard.RESTORE_DIR).exists()
+    assert not (state_root / statelock.RESTORE_DIR).exists()
     assert not (tmp_path / "tmp" / "ledger.sqlite").exists() and not Path("/etc/ledger.sqlite").exists()
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from backup_helpers import killed_writer, make_state, snapshot
 from conftest import run, run_process
-from habitus.state import guard
+from habitus.state import statelock
 
 # phase -> which state the next command must see. Up to `committed` a crash rolls back.
 PHASES = [
@@ -45,7 +45,7 @@ def test_kill_at_each_phase_leaves_exactly_old_or_new(
     folder, old, new = states
     crashed = run_process(["restore", str(folder)], env={"HABITUS_TEST_FAULT": f"{point}:kill"})
     assert crashed.exit == -9, crashed.stderr
-    journal = guard.journal_path(state_root)
+    journal = statelock.journal_path(state_root)
     assert journal.exists() == (point != "restore_staged")  # it really died mid-restore
     # verify, report-only, sees what was left: only a staging copy when it died before its journal.
     if point == "restore_staged":
@@ -58,14 +58,14 @@ def test_kill_at_each_phase_leaves_exactly_old_or_new(
     assert not journal.exists()
     report = run(["verify"])
     assert report.exit == 0, report.stdout
-    assert not (state_root / guard.RESTORE_DIR).exists()
+    assert not (state_root / statelock.RESTORE_DIR).exists()
     # And the state works: a write succeeds and the restore can be done again.
     assert run(["config", "set", "capture.enabled", "false"]).exit == 0
     again = run(["restore", str(folder)])
     assert again.exit == 0, again.stderr
     assert snapshot(state_root) == new
     assert run(["verify"]).exit == 0
-    assert not (state_root / guard.RESTORE_DIR).exists()
+    assert not (state_root / statelock.RESTORE_DIR).exists()
 
 
 def test_a_crash_during_recovery_is_recovered_again(
@@ -78,11 +78,11 @@ def test_a_crash_during_recovery_is_recovered_again(
     # The first command to recover dies after moving one file back.
     dying = run_process(["status"], env={"HABITUS_TEST_FAULT": "recover_rolling_back:kill"})
     assert dying.exit == -9
-    assert guard.journal_path(state_root).exists()
+    assert statelock.journal_path(state_root).exists()
     out = run_process(["status"])
     assert out.exit == 0, out.stderr
     assert snapshot(state_root) == old
-    assert not (state_root / guard.RESTORE_DIR).exists()
+    assert not (state_root / statelock.RESTORE_DIR).exists()
 
 
 def test_a_killed_restore_into_a_fresh_root_leaves_it_empty(state_root: Path, tmp_path: Path) -> None:

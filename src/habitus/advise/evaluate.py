@@ -107,9 +107,9 @@ def evaluate(root: Any, habits: list[Any], cases: list[dict[str, Any]]) -> Repor
     from habitus.advise import local
     from habitus.advise.judge import embed_text
     from habitus.advise.slice import Entry, Slice
-    from habitus.embed import load_embedder
     from habitus.habits.law import parse
     from habitus.habits.vectors import field_input
+    from habitus.models.embedders import load_embedder
 
     embedder = load_embedder(root, calibrated=local.CALIBRATED)
     vectors = embedder.embed(

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from habitus.habits.store import ActiveHabit
 
 # The word checks' cosine thresholds were fitted on all-MiniLM-L6-v2, so under the "default" setting the
-# reviewer keeps that model (habitus.embed.load_embedder's `calibrated`); the semantic judge has weights
+# reviewer keeps that model (habitus.models.embedders.load_embedder's `calibrated`); the semantic judge has weights
 # per model, and measured on the multilingual dev set E5 did not beat it there (docs/quality.md).
 CALIBRATED = "minilm"
 TRIGGER_COS = 0.55
@@ -616,7 +616,7 @@ class Embedding:
     @property
     def embedder(self) -> Any:
         if self._embedder is None:
-            from habitus.embed import load_embedder
+            from habitus.models.embedders import load_embedder
 
             self._embedder = load_embedder(self.root, calibrated=CALIBRATED)
         return self._embedder
@@ -626,10 +626,11 @@ class Embedding:
         """The configured model's id, resolved without loading the model when possible."""
         if self._embedder is not None:
             return str(self._embedder.model_id)
-        from habitus.embed import current_model_name, registry
+        from habitus.embed import registry
+        from habitus.models import embedders
 
-        name = current_model_name(self.root)
-        return registry.resolve(self.root, CALIBRATED if name == registry.DEFAULT_NAME else name).model_id
+        name = embedders.current_model_name(self.root)
+        return embedders.resolve(self.root, CALIBRATED if name == registry.DEFAULT_NAME else name).model_id
 
     def __call__(
         self, habits: list[ActiveHabit], units: list[Unit]

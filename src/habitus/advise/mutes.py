@@ -121,7 +121,7 @@ def _encode(entries: list[dict[str, str]]) -> bytes:
 
 def change(root: StateRoot, finding: str, *, label: str | None, wait: float) -> bool:
     """Add (label given) or remove (label None) one mute. Returns whether the file changed."""
-    from habitus.state.db import utc_now
+    from habitus.state.clock import utc_now
 
     root.ensure()
     with locks.hold(root, "mutes", wait=wait):

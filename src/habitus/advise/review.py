@@ -117,10 +117,10 @@ def run(
     from habitus.advise import policy as policymod
     from habitus.advise import slice as slicemod
     from habitus.habits.store import Ledger
-    from habitus.state import config as configuration
+    from habitus.state import config
 
-    config = configuration.load(root)
-    policy = policymod.load(config, source.cwd)
+    settings = config.load(root)
+    policy = policymod.load(settings, source.cwd)
     outcome = Outcome(False, warnings=list(policy.warnings))
     if not policy.enabled:
         outcome.reason = policy.off_reason
@@ -196,7 +196,7 @@ def run(
             from habitus.models import ModelError
 
             try:
-                found = model.review(config, policy, s.render())
+                found = model.review(settings, policy, s.render())
                 outcome.reviewers["model"] = {"status": "ok", "silent": found is None}
                 if found is not None:
                     candidates.append(found)
@@ -327,7 +327,7 @@ def run(
 
 
 def _now() -> str:
-    from habitus.state.db import utc_now
+    from habitus.state.clock import utc_now
 
     return utc_now()
 
@@ -361,9 +361,9 @@ def take_pending(
     is created: without an up-to-date ledger there is nothing to deliver."""
     from habitus.advise import mutes
     from habitus.advise import policy as policymod
-    from habitus.state import config as configuration
+    from habitus.state import config
 
-    policy = policymod.load(configuration.load(root), cwd)
+    policy = policymod.load(config.load(root), cwd)
     if not policy.enabled:
         return [], {}
     with store.reading(root, wait=wait) as conn:

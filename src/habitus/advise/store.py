@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from habitus.advise.notes import RANK, Delivered
 from habitus.errors import HabitusError
-from habitus.state.db import utc_now
+from habitus.state.clock import utc_now
 
 if TYPE_CHECKING:
     from habitus.state.root import StateRoot

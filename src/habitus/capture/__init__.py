@@ -10,7 +10,7 @@ Every stored observation is one user/assistant pair:
 `source` says who wrote the prompt (habitus.harness.provenance): only "user" is a human's words;
 learning reads no other source as the user's. A record without it (written before it existed) is "user".
 
-Rules (issue 3, DESIGN.md section 10):
+Rules (DESIGN.md section 10):
 
 - Only turns with a prompt whose run did not error or hit the output limit are stored (`Turn.kept`);
   a turn where the user rejected a tool use is stored (outcome "rejected"), and so is one the user
@@ -69,7 +69,7 @@ MAX_PENDING_BYTES = 64 * 1024
 
 
 @dataclass
-class Tally:
+class CaptureResult:
     """What one capture call did; the result object of `habitus capture`."""
 
     appended: int = 0
@@ -82,7 +82,7 @@ class Tally:
     first_seq: int | None = None
     last_seq: int | None = None
 
-    def add(self, other: Tally) -> None:
+    def add(self, other: CaptureResult) -> None:
         self.appended += other.appended
         self.duplicates += other.duplicates
         self.redactions += other.redactions
@@ -157,7 +157,7 @@ def _fit_assistant(payload: dict[str, Any], origin: dict[str, Any]) -> bool:
 
 def entry_for(
     turn: Turn, *, harness: str, source: str, event: str | None
-) -> tuple[log.Entry | None, int, str]:
+) -> tuple[log.NewObservation | None, int, str]:
     """(entry or None, redactions, why-not) for one turn: redacted, bounded, post-checked."""
     if not turn.kept:
         return None, 0, "incomplete"
@@ -196,7 +196,7 @@ def entry_for(
     if key is None:
         key = [turn.user_at, _digest(user), _digest(assistant)]
     fingerprint = log.fingerprint(harness, turn.session_id or "", key)
-    return log.Entry(payload=payload, origin=origin, fingerprint=fingerprint), redactions, ""
+    return log.NewObservation(payload=payload, origin=origin, fingerprint=fingerprint), redactions, ""
 
 
 def _digest(text: str) -> str:
@@ -214,10 +214,10 @@ def capture_turns(
     full_dedupe: bool,
     retention_days: int | None = None,
     progress: Callable[[int, int], None] | None = None,
-) -> Tally:
+) -> CaptureResult:
     """Redact, bound and append the kept turns; one lock hold for all of them.
     `progress(turns redacted, turns)` is called after each turn."""
-    tally = Tally()
+    tally = CaptureResult()
     entries = []
     for number, turn in enumerate(turns, start=1):
         if progress is not None:
@@ -253,12 +253,12 @@ def import_transcript(
     retention_days: int | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     progress: Callable[[int, int | None], None] | None = None,
-) -> Tally:
+) -> CaptureResult:
     """Import a whole transcript in bounded windows; every window is deduplicated against the whole log.
     `progress(bytes done, bytes in the file)` is called as the turns of each window are redacted."""
     from habitus.harness.transcripts import read_transcript
 
-    tally = Tally()
+    tally = CaptureResult()
     offset, session = 0, None
     size = _size(path) if progress is not None else None
     while True:
@@ -317,12 +317,12 @@ def capture_event(
     wait: float,
     retention_days: int | None = None,
     source: str = "hook",
-) -> Tally:
+) -> CaptureResult:
     """Do what `event` calls for (see the module docstring). Returns what was stored."""
     if event.kind == "prompt":
         if event.harness == "codex" and event.session_id and event.prompt:
             _remember_prompt(root, event)
-        return Tally()
+        return CaptureResult()
     if event.kind == "stop":
         turns = _stop_turns(root, event)
         return capture_turns(
@@ -344,7 +344,7 @@ def capture_event(
         if not event.transcript_path or (
             event.harness == "gemini" and event.transcript_path.endswith(".json")
         ):
-            return Tally()  # no file, or a Gemini chat file before 0.61 (one JSON object, not JSONL)
+            return CaptureResult()  # no file, or a Gemini chat file before 0.61 (one JSON object, not JSONL)
         from habitus.harness.transcripts import read_tail
 
         chunk = read_tail(event.transcript_path, max_bytes=TAIL_SWEEP_BYTES, format=event.harness)
@@ -362,7 +362,7 @@ def capture_event(
         )
         tally.skipped_lines += chunk.skipped_lines
         return tally
-    return Tally()
+    return CaptureResult()
 
 
 def _stop_turns(root: StateRoot, event: HookEvent) -> list[Turn]:
@@ -460,7 +460,7 @@ def _remember_prompt(root: StateRoot, event: HookEvent) -> None:
     prompt = _head(prompt, MAX_USER_BYTES, USER_MARKER)
     if looks_sensitive(prompt):
         return
-    from habitus.state.observations import utc_now
+    from habitus.state.clock import utc_now
 
     folder = files.ensure_dir(root.ensure_sub("observations") / "pending")
     turn_id = redact(event.turn_id)[0] if event.turn_id else event.turn_id

@@ -11,7 +11,7 @@ import click
 from habitus import io
 from habitus.errors import HabitusError, bad_request
 from habitus.options import harness_option, output_options, state_options
-from habitus.state import config as configuration
+from habitus.state import config
 from habitus.state.root import StateRoot
 
 MAN = {
@@ -82,7 +82,7 @@ def cli(
     if ctx.invoked_subcommand is not None:
         ctx.obj = {"root": root, "wait": wait, "pretty": pretty}
         return
-    enabled = configuration.load(root).get("advise.enabled")
+    enabled = config.load(root).get("advise.enabled")
     if harness is not None:
         if transcript is not None:
             raise HabitusError("usage", "--transcript reviews a file; it does not combine with --harness")

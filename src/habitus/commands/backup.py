@@ -52,9 +52,11 @@ def cli(out: Path | None, root: StateRoot, wait: float, pretty: bool) -> None:
       habitus backup
       habitus backup --out /media/usb/habitus-2026-11-30 | jq .path
     """
+    from habitus import checks
     from habitus.render.progress import bar
     from habitus.state import backup
 
+    checks.register()
     with bar("backup", "bytes") as progress:
         result = backup.create(root, out, wait=wait, progress=progress)
     io.write_result(result, pretty=pretty)

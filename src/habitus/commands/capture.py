@@ -16,7 +16,7 @@ from habitus.options import (
     stream_options,
     transcript_format_option,
 )
-from habitus.state import config as configuration
+from habitus.state import config
 from habitus.state.root import StateRoot
 
 MAN = {
@@ -77,9 +77,9 @@ def cli(
       habitus capture --transcript ~/.claude/projects/x/session.jsonl --pretty
       echo '{"user": "use tabs", "assistant": "ok"}' | habitus capture
     """
-    config = configuration.load(root)
-    enabled = config.get("capture.enabled")
-    retention = config.get("capture.retention_days")
+    settings = config.load(root)
+    enabled = settings.get("capture.enabled")
+    retention = settings.get("capture.retention_days")
     if harness is not None and transcript is not None:
         raise HabitusError("usage", "--transcript imports a file; it does not combine with --harness")
     if harness is not None:

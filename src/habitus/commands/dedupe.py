@@ -58,9 +58,9 @@ def scan_command(root: StateRoot, wait: float, pretty: bool) -> None:
     \b
     Example:  habitus dedupe scan | jq .opened
     """
-    from habitus.embed import load_embedder
     from habitus.habits.dedupe import scan
     from habitus.habits.store import Ledger
+    from habitus.models.embedders import load_embedder
     from habitus.render.progress import bar
     from habitus.state import locks
 
@@ -163,7 +163,7 @@ def resolve_command(
             raise HabitusError("usage", "REF: expected a list number or a relation id like r-0123456789ab")
         embedder: Any = None
         if action in ("merge", "supersede"):
-            from habitus.embed import load_embedder
+            from habitus.models.embedders import load_embedder
 
             embedder = load_embedder(root)
         result = resolve(ledger, relation_id, checksum, action, keep=keep, embedder=embedder)

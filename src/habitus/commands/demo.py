@@ -76,15 +76,15 @@ def _models_line() -> str:
     import shutil
 
     from habitus.models.presets import summary
-    from habitus.state import config as configuration
+    from habitus.state import config
     from habitus.state.root import StateRoot
 
     try:
-        config = configuration.load(StateRoot.at(None))
+        settings = config.load(StateRoot.at(None))
     except HabitusError:
-        config = configuration.Config()
+        settings = config.Config()
     on_path = {name: shutil.which(name) is not None for name in ("claude", "codex", "gemini", "pi")}
-    return summary(config, on_path=on_path)
+    return summary(settings, on_path=on_path)
 
 
 def _render(value: object, indent: int = 0, width: int = 100) -> str:

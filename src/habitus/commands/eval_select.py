@@ -74,20 +74,20 @@ def cli(
     Example:
       habitus eval select --cases tests/fixtures/select/cases.jsonl --part holdout --pretty
     """
-    from habitus.embed import load_embedder
     from habitus.errors import HabitusError
+    from habitus.models.embedders import load_embedder
     from habitus.select import evaluate, judge
-    from habitus.state import config as configuration
+    from habitus.state import config
     from habitus.state.settings import BY_KEY
 
     if BY_KEY["select.judge"].check(judge_setting) is not None:
         raise HabitusError("usage", "--judge: expected local or model:NAME")
-    config = configuration.load(root)
+    settings = config.load(root)
     model = judge.judge_name(judge_setting)
     habits = evaluate.load_catalog(habits_path or cases_path.with_name("habits.jsonl"))
     cases = evaluate.split(evaluate.load_cases(cases_path, {h.id for h in habits}), part)
-    limit = int(config.get("select.max_habits"))
-    report = evaluate.evaluate(load_embedder(root), habits, cases, limit=limit, model=model, config=config)
+    limit = int(settings.get("select.max_habits"))
+    report = evaluate.evaluate(load_embedder(root), habits, cases, limit=limit, model=model, config=settings)
     io.write_result(
         {"judge": judge_setting, "part": part, "habits": len(habits), **report.as_dict()}, pretty=pretty
     )

@@ -68,7 +68,7 @@ def _open(root: StateRoot, wait: float) -> Any:
 
 
 def _embedder(root: StateRoot) -> Any:
-    from habitus.embed import load_embedder
+    from habitus.models.embedders import load_embedder
 
     return load_embedder(root)
 

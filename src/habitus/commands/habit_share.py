@@ -230,7 +230,7 @@ def import_command(file: Path | None, project: bool, root: StateRoot, wait: floa
     source = redact(str(file.absolute()))[0]
     items: list[dict[str, Any]] = []
     if entries:
-        from habitus.embed import load_embedder
+        from habitus.models.embedders import load_embedder
 
         with Ledger.open(root, wait=wait) as ledger:
             outcome = adopt.adopt(

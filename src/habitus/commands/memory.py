@@ -408,7 +408,7 @@ def index_command(
       habitus memory index --harness claude-code   # in .claude/settings.json hooks
     """
     from habitus.memory import index, stores
-    from habitus.state import config as configuration
+    from habitus.state import config
 
     request = io.read_request()
     event = None
@@ -424,7 +424,7 @@ def index_command(
         budget = (
             request.get("budget")
             if not harness and "budget" in request
-            else configuration.load(root).get("memory.index_budget")
+            else config.load(root).get("memory.index_budget")
         )
         if isinstance(budget, bool) or not isinstance(budget, int) or not 0 <= budget <= 100_000:
             raise bad_request("budget", "expected an integer from 0 to 100000")
@@ -468,9 +468,9 @@ def index_vectors_command(
     \b
     Example:  habitus memory index-vectors --store project
     """
-    from habitus.embed import load_embedder
     from habitus.memory import vectors
     from habitus.memory.hybrid import MEMORY_MODEL
+    from habitus.models.embedders import load_embedder
 
     target = open_store(root, wait, store, io.read_request())
     try:

@@ -26,7 +26,7 @@ def store_option(f: F) -> F:
 
 
 def timestamp() -> str:
-    from habitus.state.db import utc_now
+    from habitus.state.clock import utc_now
 
     return utc_now()
 

@@ -41,7 +41,7 @@ def cli() -> None:
 
 
 def _in_use(root: StateRoot) -> str:
-    from habitus.embed import current_model_name
+    from habitus.models.embedders import current_model_name
 
     return current_model_name(root)
 
@@ -57,18 +57,17 @@ def list_command(verify: bool, root: StateRoot, wait: float, pretty: bool) -> No
     Example:  habitus model list | jq -r '.items[].name'
     """
     from habitus.embed import registry
+    from habitus.models import embedders
 
     in_use = _in_use(root)
     items = []
     packaged = [n for n in registry.PACKAGED_NAMES if n != registry.E5_NAME or registry.e5_available()]
-    for name in [*packaged, *registry.added_names(root)]:
+    for name in [*packaged, *embedders.added_names(root)]:
         try:
-            spec = registry.resolve(root, name)
+            spec = embedders.resolve(root, name)
             item = registry.describe(spec, in_use)
             if verify:
-                from habitus.embed.verify import verify as check
-
-                check(root, spec.files, label=name)
+                embedders.verify(root, spec.files, label=name)
                 item["verified"] = True
         except HabitusError as exc:
             item = {"name": name, "in_use": name == in_use, "error": exc.code}
@@ -99,8 +98,9 @@ def add_command(source: Path, name: str, max_tokens: int, root: StateRoot, wait:
     Example:  habitus model add ./paraphrase-multilingual-MiniLM-L12-v2 --name multilingual --max-tokens 128
     """
     from habitus.embed import registry
+    from habitus.models import embedders
 
-    spec = registry.add(root, source, name, max_tokens=max_tokens, wait=wait)
+    spec = embedders.add(root, source, name, max_tokens=max_tokens, wait=wait)
     io.write_result({"model": registry.describe(spec, _in_use(root))}, pretty=pretty)
 
 
@@ -118,13 +118,14 @@ def use_command(name: str, root: StateRoot, wait: float, pretty: bool) -> None:
     \b
     Example:  habitus model use default
     """
-    from habitus.embed import load_embedder, registry
-    from habitus.state import config as configuration
+    from habitus.embed import registry
+    from habitus.models import embedders
+    from habitus.state import config
 
-    embedder = load_embedder(root, name)
-    configuration.set_value(root, "embed.model", name, wait=wait)
+    embedder = embedders.load_embedder(root, name)
+    config.set_value(root, "embed.model", name, wait=wait)
     result: dict[str, Any] = {
-        "model": registry.describe(registry.resolve(root, name), name),
+        "model": registry.describe(embedders.resolve(root, name), name),
         "reembedded": 0,
         "habits": 0,
     }
@@ -151,17 +152,16 @@ def remove_command(name: str, root: StateRoot, wait: float, pretty: bool) -> Non
     \b
     Example:  habitus model remove multilingual
     """
-    from habitus.embed import registry
+    from habitus.models import embedders
 
     if name == _in_use(root):
         raise HabitusError("refused", f"model {name} is in use", hint="`habitus model use default` first")
-    registry.remove(root, name, wait=wait)  # works on a damaged model too: no manifest needed
+    embedders.remove(root, name, wait=wait)  # works on a damaged model too: no manifest needed
     deleted = 0
     if root.ledger.exists():
         from habitus.habits.store import Ledger
+        from habitus.habits.vectors import forget_model
 
-        with Ledger.open(root, wait=wait) as ledger, ledger.tx():
-            # Model ids are NAME@FINGERPRINT: every version ever added under this name goes.
-            found = ledger.conn.execute("DELETE FROM habit_vectors WHERE model_id GLOB ?", (f"{name}@*",))
-            deleted = found.rowcount
+        with Ledger.open(root, wait=wait) as ledger:
+            deleted = forget_model(ledger, name)
     io.write_result({"removed": name, "vectors_deleted": deleted}, pretty=pretty)

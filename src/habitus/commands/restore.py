@@ -66,7 +66,10 @@ def cli(backup_dir: Path | None, dry_run: bool, root: StateRoot, wait: float, pr
       habitus restore ~/.local/share/habitus-backups/20261130T221500Z
       habitus backup | habitus restore --root /tmp/copy-of-my-state
     """
+    from habitus import checks
     from habitus.state import restore
+
+    checks.register()
 
     if backup_dir is None:
         path = io.read_request().get("path")

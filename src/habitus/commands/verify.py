@@ -39,7 +39,10 @@ def cli(root: StateRoot, wait: float, pretty: bool) -> None:
       habitus verify --pretty
       habitus verify | jq -r '.issues[].code'
     """
+    from habitus import checks
     from habitus.state import verify
+
+    checks.register()
 
     report = verify.run(root, wait=wait)
     io.write_result(report, pretty=pretty)

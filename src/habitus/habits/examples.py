@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from habitus import codec
 from habitus.errors import HabitusError, bad_request
 from habitus.habits import rows
-from habitus.state.db import utc_now
+from habitus.state.clock import utc_now
 
 if TYPE_CHECKING:
     import numpy as np

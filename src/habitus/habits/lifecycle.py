@@ -45,7 +45,7 @@ from habitus.habits.wording import (
     clean_field,
     wording_checksum,
 )
-from habitus.state.db import utc_now
+from habitus.state.clock import utc_now
 
 if TYPE_CHECKING:
     from habitus.embed.engine import Embedder

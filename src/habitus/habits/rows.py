@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import secrets
 import sqlite3
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from habitus import codec
 from habitus.errors import HabitusError
-from habitus.state.db import utc_now
+from habitus.state.clock import utc_now
+
+if TYPE_CHECKING:
+    from habitus.state.inventory import Check
 
 FIELDS: dict[str, tuple[str, ...]] = {
     "habits": (
@@ -235,3 +239,49 @@ def verify_audit_chain(conn: sqlite3.Connection) -> int:
         prev = values["checksum"]
         count += 1
     return count
+
+
+# -- what `habitus verify` (and restore, on a backup's copy) reports -------------------------------
+
+MAX_IDS = 100
+
+
+def verifier(check: Check) -> Iterator[dict[str, Any]]:
+    """Every checksummed ledger row (habits, evidence, relations, audit, vectors, snapshots) and the
+    audit chain, as verify's issues: row_checksum (per table, with the keys of the bad rows),
+    audit_chain. The same checks that refuse a tampered row at run time; nothing is written."""
+    conn = check.conn
+    assert conn is not None
+    present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    factory, conn.row_factory = conn.row_factory, sqlite3.Row  # the row checks read columns by name
+    try:
+        yield from _ledger_issues(conn, present)
+    finally:
+        conn.row_factory = factory
+
+
+def _ledger_issues(conn: sqlite3.Connection, present: set[str]) -> Iterator[dict[str, Any]]:
+    for table in FIELDS:
+        if table not in present:
+            continue
+        key = KEYS.get(table)
+        bad: list[Any] = []
+        for number, row in enumerate(conn.execute(f"SELECT * FROM {table}"), start=1):
+            try:
+                verify(table, row)
+            except HabitusError:
+                bad.append(row[key] if key else f"row {number}")
+        if bad:
+            yield {
+                "code": "row_checksum",
+                "message": f"{len(bad)} {table} row(s) do not match their checksum",
+                "table": table,
+                "count": len(bad),
+                "ids": bad[:MAX_IDS],
+            }
+    if "habit_audit" in present:
+        try:
+            verify_audit_chain(conn)
+        except HabitusError as exc:
+            if "chain" in exc.message:
+                yield {"code": "audit_chain", "message": exc.message}

@@ -33,12 +33,12 @@ UNCALIBRATED = (5500, 7000)
 def thresholds(root: StateRoot, model_kind: str) -> tuple[int, int]:
     """(review_bp, strong_bp): `dedupe.review_bp`/`dedupe.strong_bp` when set (non-zero), else the
     calibrated values for this kind of model (`Embedder.kind`: e5, minilm), else 5500/7000."""
-    from habitus.state import config as configuration
+    from habitus.state import config
 
-    config = configuration.load(root)
+    settings = config.load(root)
     review, strong = CALIBRATED.get(model_kind, UNCALIBRATED)
-    review = int(config.get("dedupe.review_bp")) or review
-    strong = int(config.get("dedupe.strong_bp")) or strong
+    review = int(settings.get("dedupe.review_bp")) or review
+    strong = int(settings.get("dedupe.strong_bp")) or strong
     return review, max(review, strong)
 
 
@@ -75,7 +75,7 @@ def record(
 
     Returns (relation, opened): the relation is None when an unchanged keep-separate decision covers
     the pair; `opened` is True when this call created or reopened a pending relation."""
-    from habitus.state.db import utc_now
+    from habitus.state.clock import utc_now
 
     low, high = (a, b) if a["id"] < b["id"] else (b, a)
     effective, condition, behavior = scores

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from habitus.embed import input_checksum
 from habitus.errors import HabitusError
 from habitus.habits import rows
-from habitus.state.db import utc_now
+from habitus.state.clock import utc_now
 
 if TYPE_CHECKING:
     import numpy as np
@@ -219,3 +219,10 @@ def retrieval_matrix(
     extra, owners = examples.matrix(conn, [h.id for h in habits], model_id, dims)
     matrix = np.vstack([conditions, extra]) if len(extra) else conditions
     return matrix, np.asarray([*range(len(habits)), *owners], dtype=np.int64)
+
+
+def forget_model(ledger: Ledger, name: str) -> int:
+    """Delete every vector a model of this name made (model ids are NAME@FINGERPRINT, so every version
+    ever added under the name goes), in one transaction. Returns how many rows went."""
+    with ledger.tx():
+        return ledger.conn.execute("DELETE FROM habit_vectors WHERE model_id GLOB ?", (f"{name}@*",)).rowcount

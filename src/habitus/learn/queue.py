@@ -24,7 +24,7 @@ from typing import Any
 
 from habitus import codec
 from habitus.habits import rows
-from habitus.state.db import utc_now
+from habitus.state.clock import utc_now
 from habitus.state.root import StateRoot
 
 MAX_ATTEMPTS = 3

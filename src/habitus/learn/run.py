@@ -21,7 +21,7 @@ model, locked or damaged state) stop the run without counting an attempt.
 
 `--dry-run` runs the same code against an in-memory copy of the ledger and takes no lock: it reports
 what a run would do and writes nothing (the embedding model's verification cache excepted, see
-habitus.embed.verify).
+habitus.models.embedders.verify).
 
 Fault injection (tests only, see habitus.state.observations): point `analyze_commit_<n>` stops inside
 the n-th batch's transaction, just before it commits.
@@ -42,7 +42,7 @@ from habitus.learn import queue
 from habitus.state import config as configuration
 from habitus.state import ledger as ledger_store
 from habitus.state import locks, observations
-from habitus.state.db import utc_now
+from habitus.state.clock import utc_now
 from habitus.state.faults import fault
 from habitus.state.root import StateRoot
 
@@ -58,7 +58,7 @@ Progress = Callable[[int, int, int], None]  # (records done, records in the snap
 
 
 @dataclass(frozen=True)
-class Pending:
+class UnreadRange:
     generation: int
     after: int  # watermark seq
     through: int  # last committed seq at the snapshot
@@ -70,7 +70,7 @@ class Pending:
 
 
 @dataclass
-class Outcome:
+class AnalyzeOutcome:
     batches: list[dict[str, Any]] = field(default_factory=list)
     proposals: dict[str, dict[str, Any]] = field(default_factory=dict)
     suggestions: list[dict[str, Any]] = field(default_factory=list)
@@ -79,7 +79,7 @@ class Outcome:
     records: int = 0
 
 
-def unread(root: StateRoot, marks: dict[int, queue.Mark]) -> list[Pending]:
+def unread(root: StateRoot, marks: dict[int, queue.Mark]) -> list[UnreadRange]:
     """Generations with records after their watermark (oldest first). Reads manifests only."""
     pending = []
     for info in observations.generations(root):
@@ -93,7 +93,7 @@ def unread(root: StateRoot, marks: dict[int, queue.Mark]) -> list[Pending]:
                 hint="the observation log was replaced or truncated; restore it from a backup",
             )
         if info.last_seq > seq:
-            pending.append(Pending(info.generation, seq, info.last_seq, not info.archived))
+            pending.append(UnreadRange(info.generation, seq, info.last_seq, not info.archived))
     return pending
 
 
@@ -172,7 +172,7 @@ def run(
 def _analyse(
     root: StateRoot,
     ledger: Ledger,
-    pending: list[Pending],
+    pending: list[UnreadRange],
     config: configuration.Config,
     model: str,
     progress: Progress | None,
@@ -182,7 +182,7 @@ def _analyse(
 ) -> dict[str, Any]:
     analyzer = f"model:{model}" if model else "local"
     total = sum(p.records for p in pending)
-    outcome = Outcome()
+    outcome = AnalyzeOutcome()
     lazy = _Embedder(root)
     started = utc_now()
     failure: HabitusError | None = None
@@ -218,11 +218,11 @@ def _analyse(
 def _generation(
     root: StateRoot,
     ledger: Ledger,
-    item: Pending,
+    item: UnreadRange,
     config: configuration.Config,
     model: str,
     lazy: _Embedder,
-    outcome: Outcome,
+    outcome: AnalyzeOutcome,
     progress: Progress | None,
     total: int,
     *,
@@ -333,7 +333,7 @@ def _contradicted(ledger: Ledger, analysis: Analysis) -> list[dict[str, Any]]:
     return out
 
 
-def _suggest(outcome: Outcome, suggestions: list[dict[str, Any]]) -> None:
+def _suggest(outcome: AnalyzeOutcome, suggestions: list[dict[str, Any]]) -> None:
     """Add memory suggestions; one said again in a later batch only gains its refs (bounded)."""
     from habitus.learn.text import words
 
@@ -348,7 +348,7 @@ def _suggest(outcome: Outcome, suggestions: list[dict[str, Any]]) -> None:
             ]
 
 
-def _merge(outcome: Outcome, found: Any, result: dict[str, Any]) -> None:
+def _merge(outcome: AnalyzeOutcome, found: Any, result: dict[str, Any]) -> None:
     proposal = found.proposal
     entry = outcome.proposals.get(result["id"])
     refs = [e.ref for e in proposal.evidence]
@@ -477,7 +477,7 @@ def _rotate(
 
 
 def _record_run(
-    ledger: Ledger, analyzer: str, started: str, outcome: Outcome, failure: HabitusError | None
+    ledger: Ledger, analyzer: str, started: str, outcome: AnalyzeOutcome, failure: HabitusError | None
 ) -> None:
     data: dict[str, Any] = {"rotated": outcome.rotated}
     if failure is not None:
@@ -583,7 +583,7 @@ class _Embedder:
 
     def get(self) -> Embedder:
         if self.loaded is None:
-            from habitus.embed import load_embedder
+            from habitus.models.embedders import load_embedder
 
             # A batch job, not a hook: it may use both cores a small machine has. Its thresholds were
             # measured with MiniLM.
@@ -606,7 +606,9 @@ def _memory_ledger(root: StateRoot, wait: float) -> Ledger:
     from habitus.habits.store import Ledger
 
     store = ledger_store.store(root, wait=wait)
-    memory = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    from habitus.state import db
+
+    memory = db.connect(":memory:", any_thread=True)
     memory.row_factory = sqlite3.Row
     memory.execute("PRAGMA foreign_keys=ON")
     # Not store.inspect(): a read-only open of a WAL database leaves -wal/-shm files behind. The copy
@@ -626,14 +628,13 @@ def _copy(path: os.PathLike[str], memory: sqlite3.Connection) -> None:
     """Copy the ledger without creating anything next to it. With no -wal file the database file is
     complete and is read as immutable (no -shm/-wal appear); a copy that raced a writer is retried
     through an ordinary read-only connection."""
-    import urllib.parse
+    from habitus.state import db
 
-    base = "file:" + urllib.parse.quote(os.fspath(path))
     for attempt in range(2):
         wal = os.path.exists(os.fspath(path) + "-wal")
         before = os.stat(path)
         immutable = not wal and attempt == 0
-        source = sqlite3.connect(base + ("?mode=ro&immutable=1" if immutable else "?mode=ro"), uri=True)
+        source = db.connect(path, mode="ro", immutable=immutable)
         try:
             source.backup(memory)
         except sqlite3.Error:

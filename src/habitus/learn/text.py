@@ -4,7 +4,7 @@ Pure standard library (regular expressions and word lists), so that it costs not
 local analyzer (`habitus.learn.local`) calls `read_message` on every observation; `habitus.learn.
 phrasing` turns a cluster of directives into the When/Do wording of a candidate habit.
 
-What a message can hold (DESIGN.md section 5, issue 5):
+What a message can hold (DESIGN.md section 5):
 
 - friction markers: a leading "no, ...", "nope", "again ...", "stop ...", "don't ...", "never ...",
   "I said / I told you / I keep telling you ...", frustration ("wtf", swearing, "?!", "!!"), a

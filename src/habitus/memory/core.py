@@ -14,11 +14,10 @@ from contextlib import contextmanager
 from typing import Any
 
 from habitus.errors import HabitusError
+from habitus.lang.terms import index_text, stem_text
 from habitus.memory import records
-from habitus.memory.search import index_text
 from habitus.memory.stores import MemoryStore
-from habitus.memory.terms import stem_text
-from habitus.state.db import utc_now
+from habitus.state.clock import utc_now
 
 ACTIVE = "removed_at IS NULL AND (expires_at IS NULL OR expires_at > ?)"
 _INSERT = f"INSERT INTO memories ({records.ROW_COLUMNS}) VALUES ({', '.join('?' for _ in records.ROW_FIELDS)}) RETURNING seq"

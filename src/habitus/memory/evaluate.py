@@ -38,7 +38,7 @@ class Query:
 
 
 @dataclass
-class Tally:
+class RecallTally:
     queries: int = 0
     found: int = 0
     rr: float = 0.0
@@ -57,9 +57,9 @@ class Tally:
 @dataclass
 class Report:
     k: int
-    overall: Tally = field(default_factory=Tally)
-    categories: dict[str, Tally] = field(default_factory=dict)
-    langs: dict[str, Tally] = field(default_factory=dict)
+    overall: RecallTally = field(default_factory=RecallTally)
+    categories: dict[str, RecallTally] = field(default_factory=dict)
+    langs: dict[str, RecallTally] = field(default_factory=dict)
     misses: list[dict[str, Any]] = field(default_factory=list)
     modes: dict[str, int] = field(default_factory=dict)
 
@@ -129,7 +129,7 @@ def evaluate(
     from habitus.memory import hybrid as ranking
     from habitus.memory import query as search_query
     from habitus.memory.stores import MemoryStore
-    from habitus.state.db import utc_now
+    from habitus.state.clock import utc_now
 
     report = Report(k=k)
     with tempfile.TemporaryDirectory(prefix="habitus-eval-memory-") as folder:
@@ -159,8 +159,8 @@ def evaluate(
                 rr = 1.0 / rank if rank is not None else 0.0
                 for tally in (
                     report.overall,
-                    report.categories.setdefault(case.category, Tally()),
-                    report.langs.setdefault(case.lang, Tally()),
+                    report.categories.setdefault(case.category, RecallTally()),
+                    report.langs.setdefault(case.lang, RecallTally()),
                 ):
                     tally.add(found, rr)
                 if not found:
@@ -182,8 +182,8 @@ def evaluate(
 
 
 def _build_vectors(root: Any, store: Any, *, required: bool, index: Any) -> int:
-    from habitus.embed import load_embedder
     from habitus.memory.hybrid import MEMORY_MODEL
+    from habitus.models.embedders import load_embedder
 
     try:
         embedder = load_embedder(root, calibrated=MEMORY_MODEL)

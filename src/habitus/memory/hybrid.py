@@ -123,7 +123,7 @@ class Searcher:
 
     def load(self) -> Embedder | None:
         if self.embedder is None and self.problem is None:
-            from habitus.embed import load_embedder
+            from habitus.models.embedders import load_embedder
 
             try:
                 self.embedder = load_embedder(self.root, calibrated=MEMORY_MODEL)

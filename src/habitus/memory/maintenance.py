@@ -28,20 +28,21 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from habitus import codec
 from habitus.errors import HabitusError
+from habitus.lang.terms import index_text, stem_text
 from habitus.memory import core, records, vectors
-from habitus.memory.search import index_text
 from habitus.memory.stores import MemoryStore
-from habitus.memory.terms import stem_text
-from habitus.state import files
+from habitus.state import db, files
 from habitus.state.db import translate
 from habitus.state.memory_store import rebuild_fts_table
+
+if TYPE_CHECKING:
+    from habitus.state.inventory import Check
 
 MAX_IDS = 100
 TABLES = ("memory_meta", "memories", "memory_tags", "memory_pins", "memories_fts", "memory_vectors")
@@ -85,6 +86,19 @@ def verify(store: MemoryStore) -> dict[str, Any]:
             issues.add("vector_stale", memory_id)
     found = issues.report()
     return {"ok": not found, **report, "schema_version": version, "issues": found}
+
+
+def verifier(check: Check) -> Iterator[dict[str, Any]]:
+    """The global store's report (FTS drift, tags, fields, SQLite integrity) as `habitus verify`'s
+    issues, codes unchanged."""
+    report = verify(MemoryStore("global", check.path, wait=check.wait))
+    for issue in report["issues"]:
+        yield {
+            "code": issue["code"],
+            "message": f"memory store: {issue['code']}",
+            "count": issue["count"],
+            "ids": issue["ids"],
+        }
 
 
 def _check_sqlite(conn: sqlite3.Connection, issues: _Issues) -> None:
@@ -171,9 +185,8 @@ def _check_fts(
 def _fts_structure_ok(store: MemoryStore) -> bool:
     """FTS5's integrity-check is an INSERT, so it needs a read-write connection to the existing file
     (never created: mode=rw); it runs in a transaction that is rolled back. A read-only file skips it."""
-    uri = "file:" + urllib.parse.quote(str(store.path)) + "?mode=rw"
     try:
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=store.db.wait)
+        conn = db.connect(store.path, mode="rw", wait=store.db.wait)
     except sqlite3.Error:
         return True
     try:

@@ -45,7 +45,7 @@ from typing import Any, Protocol
 from habitus.errors import HabitusError, bad_request
 from habitus.memory import core, records, text
 from habitus.memory.stores import MemoryStore
-from habitus.state.db import utc_now
+from habitus.state.clock import utc_now
 
 ROLES = ("user", "assistant", "tool")
 MAX_MESSAGES = 10_000

@@ -28,7 +28,7 @@ from habitus.memory import core, text
 from habitus.memory.observe import check_stream
 from habitus.memory.reflect import RANK, Observation, load
 from habitus.memory.stores import MemoryStore
-from habitus.state.db import utc_now
+from habitus.state.clock import utc_now
 
 PASSES = 3
 SUPERSEDED = 0.6  # word overlap (see habitus.memory.semantic for why not meaning)

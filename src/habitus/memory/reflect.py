@@ -22,7 +22,7 @@ from habitus.errors import HabitusError
 from habitus.memory import core, records, text
 from habitus.memory.observe import advance, check_stream, error_label, position
 from habitus.memory.stores import MemoryStore
-from habitus.state.db import utc_now
+from habitus.state.clock import utc_now
 
 REFLECTION_CHARS = 280
 MAX_SUPPORT = 50

@@ -7,7 +7,7 @@ characters out, and queries get the same treatment as phrases, so `寿司` finds
 
 A query as a person types it (`words`): its words are OR-ed and BM25 ranks the records, so a record
 that holds more of the rarer words comes first and one missing word never hides a record. Each word
-matches its exact form in `body`, and its stems (habitus.memory.terms) in `stems`: "release" finds
+matches its exact form in `body`, and its stems (habitus.lang.terms) in `stems`: "release" finds
 "releases", "Datenbank" finds "Datenbanken". A lowercase "or", "and" or "not" is a word like any other.
 A word that occurs in no record is also tried as its closest spellings in the store's vocabulary (one
 edit for short words, two for long ones: "databse" finds "database"). A chunk that joins words by
@@ -25,22 +25,12 @@ import re
 import sqlite3
 import unicodedata
 
-_CJK = (
-    "\u1100-\u11ff\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
-    "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f"
-)
-_CJK_CHAR = re.compile(f"[{_CJK}]")
+from habitus.lang.terms import SPACELESS_CHAR, index_text
+
 # What FTS5 accepts inside a bareword: ASCII letters and digits, underscore, and any non-ASCII character.
 _BAREWORD = re.compile(r"^(?:[A-Za-z0-9_]|[^\x00-\x7f])+$")  # negated class: cheap to compile
 _KEYWORDS = frozenset({"AND", "OR", "NOT"})
 _WORDISH = re.compile(r"\w|[^\x00-\x7f]")
-
-
-def index_text(content: str) -> str:
-    """The text stored in the FTS table for content: CJK characters become separate tokens."""
-    if not _CJK_CHAR.search(content):
-        return content
-    return _CJK_CHAR.sub(lambda m: f" {m.group(0)} ", content)
 
 
 def _phrase(text: str) -> str:
@@ -99,7 +89,7 @@ def _bare(chunk: str) -> str:
     core = rest[: len(rest) - len(tail)]
     if not _has_token(core):
         return lead.replace("^", "") + tail.replace("*", "")  # keep only parentheses and commas
-    if _BAREWORD.match(core) and not _CJK_CHAR.search(core):
+    if _BAREWORD.match(core) and not SPACELESS_CHAR.search(core):
         return lead + core + tail
     return lead + _phrase(core) + tail
 
@@ -136,21 +126,21 @@ def _quoted(token: str) -> str:
 def words_match(query: str, conn: sqlite3.Connection | None = None, *, stemmed: bool = True) -> str:
     """The MATCH expression for a plain query (see the module doc); "" when nothing is searchable.
     With a connection, words found nowhere in the store also bring their closest spellings."""
-    from habitus.memory import terms
+    from habitus.lang import terms
 
     exact: list[str] = []
     stems: list[str] = []
     tokens: list[str] = []
     for chunk in query.split():
         found = terms.words(chunk)
-        if len(found) > 1 and not _CJK_CHAR.search(chunk):
+        if len(found) > 1 and not SPACELESS_CHAR.search(chunk):
             exact.append(_phrase(" ".join(found)))
         tokens += found
     tokens = list(dict.fromkeys(tokens))[:MAX_WORDS]
     if conn is not None:
         tokens += [fix for token in tokens for fix in _spellings(conn, token, stemmed)]
     for token in dict.fromkeys(tokens):
-        exact.append(_phrase(token) if _CJK_CHAR.search(token) else _quoted(token))
+        exact.append(_phrase(token) if SPACELESS_CHAR.search(token) else _quoted(token))
         stems += [_quoted(stem) for stem in terms.stems(token)]
     exact = list(dict.fromkeys(exact))
     if not exact:
@@ -175,10 +165,10 @@ def _vocabulary(conn: sqlite3.Connection) -> str:
 def _spellings(conn: sqlite3.Connection, token: str, stemmed: bool) -> list[str]:
     """The closest words of the store's vocabulary to a word found nowhere in it (at most MAX_FIXES,
     most frequent first); none for short words, numbers and words the store holds."""
-    from habitus.memory import terms
+    from habitus.lang import terms
 
     word = _folded(token)
-    if len(word) < 4 or not word.isalpha() or _CJK_CHAR.search(word):
+    if len(word) < 4 or not word.isalpha() or SPACELESS_CHAR.search(word):
         return []
     table = _vocabulary(conn)
     known = conn.execute(f"SELECT 1 FROM {table} WHERE term = ? AND col = 'body' LIMIT 1", (word,)).fetchone()

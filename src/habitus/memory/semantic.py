@@ -90,10 +90,10 @@ class EmbeddingMeasure(Measure):
 def measure_for(root: Any) -> tuple[Measure, str | None]:
     """The embedding measure with the configured model, or word overlap and the error code when the
     model cannot be loaded (reflect and prune then still work, and say which measure they used)."""
-    from habitus.embed import load_embedder
     from habitus.errors import HabitusError
     from habitus.memory.hybrid import MEMORY_MODEL
     from habitus.memory.text import WORDS
+    from habitus.models.embedders import load_embedder
 
     try:
         return EmbeddingMeasure(load_embedder(root, calibrated=MEMORY_MODEL)), None

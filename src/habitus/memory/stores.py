@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import urllib.parse
 from pathlib import Path
 from typing import Any
 
 from habitus.errors import HabitusError
-from habitus.state import files, memory_store
+from habitus.state import db, files, memory_store
 from habitus.state.root import StateRoot
 
 STORES = ("global", "project")
@@ -90,8 +89,7 @@ class MemoryStore:
     def _blank(self) -> bool:
         """Whether the file is an empty, never-migrated database (a first write that failed or is still
         running): it holds no memories, so a reader treats it as absent. Anything else stays refused."""
-        uri = "file:" + urllib.parse.quote(str(self.path)) + "?mode=ro"
-        conn = sqlite3.connect(uri, uri=True, timeout=self.db.wait)
+        conn = db.connect(self.path, mode="ro", wait=self.db.wait)
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]

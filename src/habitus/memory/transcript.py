@@ -27,7 +27,7 @@ from habitus.memory.observe import (
     watermark_row,
 )
 from habitus.memory.stores import MemoryStore
-from habitus.state.db import utc_now
+from habitus.state.clock import utc_now
 
 TRANSCRIPT_WINDOW_FACTOR = 16  # JSONL carries tool output and bookkeeping: read 16 bytes per message char
 MIN_TRANSCRIPT_WINDOW = 1024 * 1024
@@ -70,7 +70,8 @@ def turn_messages(turn: Any, *, now: str) -> list[Message]:
 
 def _fit(messages: list[Message], chunk_chars: int) -> list[Message]:
     """One turn's messages cut to chunk_chars in all: prompts keep their head, the agent its tail."""
-    out, left = [], chunk_chars
+    out: list[Message] = []
+    left = chunk_chars
     for message in messages:
         share = max(0, left // max(1, len(messages) - len(out)))
         body = message.text

@@ -29,7 +29,7 @@ from typing import Any
 from habitus import codec
 from habitus.errors import HabitusError
 from habitus.state import files, locks
-from habitus.state.db import utc_now
+from habitus.state.clock import utc_now
 from habitus.state.root import StateRoot
 
 FILE = "memory-trust.json"

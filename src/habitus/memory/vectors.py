@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from habitus.embed import input_checksum
 from habitus.memory.stores import MemoryStore
-from habitus.state.db import utc_now
+from habitus.state.clock import utc_now
 
 if TYPE_CHECKING:
     from habitus.embed.engine import Embedder

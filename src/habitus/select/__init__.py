@@ -110,13 +110,13 @@ def select(
 ) -> Selection:
     """Run the select path for one prompt (see the module docstring). Raises HabitusError when state
     is missing, stale, corrupt, newer or locked, or when a model judge fails: no guidance then."""
-    from habitus.state import config as configuration
+    from habitus.state import config
 
     started = time.perf_counter()
-    config = configuration.load(root)
-    judge_setting = str(config.get("select.judge"))
-    limit = int(config.get("select.max_habits"))
-    if not config.get("select.enabled") or limit <= 0:
+    settings = config.load(root)
+    judge_setting = str(settings.get("select.judge"))
+    limit = int(settings.get("select.max_habits"))
+    if not settings.get("select.enabled") or limit <= 0:
         return Selection([], "disabled", judge_setting)
     if not prompt.strip():
         return Selection([], "empty_prompt", judge_setting)
@@ -129,7 +129,7 @@ def select(
     outcome = Selection([], "no_habits", judge_setting)
     try:
         try:
-            _run(ledger, config, prompt, clip_context(context or []), outcome, limit=limit)
+            _run(ledger, settings, prompt, clip_context(context or []), outcome, limit=limit)
         except HabitusError as error:
             outcome.latency_ms = _ms(started)
             _log(root, outcome, mode, failed=error.code)
@@ -151,8 +151,8 @@ def _run(ledger: Any, config: Any, prompt: str, context: list[str], out: Selecti
     if not habits:
         return  # answered without loading numpy or the model
 
-    from habitus.embed import load_embedder
     from habitus.habits.vectors import retrieval_matrix
+    from habitus.models.embedders import load_embedder
     from habitus.select import judge
 
     model_name = judge.judge_name(out.judge)

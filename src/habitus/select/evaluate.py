@@ -143,7 +143,7 @@ def prepare(embedder: Embedder, habits: list[ActiveHabit], cases: list[Case]) ->
 
 
 @dataclass
-class Tally:
+class SelectionTally:
     cases: int = 0
     exact: int = 0
     tp: int = 0
@@ -175,14 +175,14 @@ def _ratio(a: int, b: int) -> float | None:
 
 @dataclass
 class Report:
-    total: Tally = field(default_factory=Tally)
-    categories: dict[str, Tally] = field(default_factory=dict)
+    total: SelectionTally = field(default_factory=SelectionTally)
+    categories: dict[str, SelectionTally] = field(default_factory=dict)
     misses: list[dict[str, Any]] = field(default_factory=list)
     reasons: dict[str, int] = field(default_factory=dict)
 
     def add(self, case: Case, selected: set[str], reasons: dict[str, int]) -> None:
         self.total.add(case.expected, selected)
-        self.categories.setdefault(case.category, Tally()).add(case.expected, selected)
+        self.categories.setdefault(case.category, SelectionTally()).add(case.expected, selected)
         for reason, count in reasons.items():
             self.reasons[reason] = self.reasons.get(reason, 0) + count
         if selected != case.expected:

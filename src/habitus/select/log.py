@@ -15,13 +15,12 @@ newest MAX_ROWS rows.
 from __future__ import annotations
 
 import sqlite3
-import urllib.parse
 from typing import Any
 
 from habitus import codec
-from habitus.state import files
+from habitus.state import db, files
 from habitus.state import ledger as ledger_store
-from habitus.state.db import utc_now
+from habitus.state.clock import utc_now
 from habitus.state.root import StateRoot
 
 MAX_ROWS = 10_000
@@ -49,12 +48,10 @@ def append(
         files.refuse_symlink(path)
         if not path.is_file():
             return False
-        uri = "file:" + urllib.parse.quote(str(path)) + "?mode=rw"
-        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_MS / 1000, isolation_level=None)
+        conn = db.connect(path, mode="rw", wait=BUSY_MS / 1000)
     except Exception:
         return False
     try:
-        conn.execute(f"PRAGMA busy_timeout={BUSY_MS}")
         conn.execute("BEGIN IMMEDIATE")
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         if version != len(ledger_store.MIGRATIONS):

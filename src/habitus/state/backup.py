@@ -34,7 +34,6 @@ import sqlite3
 import stat
 import tempfile
 import time
-import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,8 +41,9 @@ from typing import Any
 
 from habitus import __version__, codec
 from habitus.errors import HabitusError
-from habitus.state import files, inventory
-from habitus.state.db import Store, utc_now
+from habitus.state import db, files, inventory
+from habitus.state.clock import utc_now
+from habitus.state.db import Store
 from habitus.state.faults import fault
 from habitus.state.root import StateRoot
 
@@ -58,7 +58,7 @@ _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 
 @dataclass(frozen=True)
-class Entry:
+class ManifestEntry:
     name: str
     kind: str
     size: int
@@ -81,10 +81,10 @@ class Entry:
 class Manifest:
     created_at: str
     habitus: str
-    entries: tuple[Entry, ...]
+    entries: tuple[ManifestEntry, ...]
     managed: tuple[str, ...]
 
-    def entry(self, name: str) -> Entry | None:
+    def entry(self, name: str) -> ManifestEntry | None:
         return next((e for e in self.entries if e.name == name), None)
 
 
@@ -206,15 +206,13 @@ def _size(path: Path) -> int:
         return 0  # absent: nothing to copy (the copy itself reports any other problem)
 
 
-def _copy_store(item: inventory.StoreItem, store: Store, dest: Path) -> Entry:
+def _copy_store(item: inventory.StoreItem, store: Store, dest: Path) -> ManifestEntry:
     store.inspect()  # newer, unknown history or corrupt: refused before anything is copied
-    uri = "file:" + urllib.parse.quote(str(store.path)) + "?mode=ro"
     files.create_private(dest)
     try:
-        source = sqlite3.connect(uri, uri=True, timeout=store.wait, isolation_level=None)
-        copy = sqlite3.connect(dest, isolation_level=None)
+        source = db.connect(store.path, mode="ro", wait=store.wait)
+        copy = db.connect(dest)
         try:
-            source.execute(f"PRAGMA busy_timeout={int(store.wait * 1000)}")
             source.backup(copy)  # all pages in one step: one read transaction, one snapshot
             copy.execute("PRAGMA journal_mode=DELETE")
         finally:
@@ -227,19 +225,19 @@ def _copy_store(item: inventory.StoreItem, store: Store, dest: Path) -> Entry:
     version = check_store(item, dest, wait=store.wait)
     _fsync(dest)
     size, digest = _hash_file(dest)
-    return Entry(item.name, item.kind, size, digest, version)
+    return ManifestEntry(item.name, item.kind, size, digest, version)
 
 
-def _copy_file(item: inventory.FileItem, source: Path, dest: Path) -> Entry | None:
+def _copy_file(item: inventory.FileItem, source: Path, dest: Path) -> ManifestEntry | None:
     try:
         data = files.read_bytes(source, item.max_bytes)
     except FileNotFoundError:
         return None
     _write_new(dest, data)
-    return Entry(item.name, item.kind, len(data), hashlib.sha256(data).hexdigest())
+    return ManifestEntry(item.name, item.kind, len(data), hashlib.sha256(data).hexdigest())
 
 
-def _manifest_body(entries: list[Entry]) -> dict[str, Any]:
+def _manifest_body(entries: list[ManifestEntry]) -> dict[str, Any]:
     body: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -332,7 +330,7 @@ def _parse_manifest(body: dict[str, Any], where: Path) -> Manifest:
         raise _invalid(f"{where}: files and managed must be lists")
     if not all(isinstance(m, str) for m in managed):
         raise _invalid(f"{where}: managed must list names")
-    entries: list[Entry] = []
+    entries: list[ManifestEntry] = []
     for index, raw in enumerate(raw_files):
         entry = _parse_entry(raw, f"{where}: files[{index}]")
         if entry.name in {e.name for e in entries}:
@@ -346,7 +344,7 @@ def _parse_manifest(body: dict[str, Any], where: Path) -> Manifest:
     return Manifest(body["created_at"], body["habitus"], tuple(entries), tuple(managed))
 
 
-def _parse_entry(raw: Any, where: str) -> Entry:
+def _parse_entry(raw: Any, where: str) -> ManifestEntry:
     if not isinstance(raw, dict):
         raise _invalid(f"{where}: not an object")
     name = raw.get("name")
@@ -367,7 +365,7 @@ def _parse_entry(raw: Any, where: str) -> Entry:
             raise _invalid(f"{where}.schema_version: expected an integer >= 0")
     elif version is not None:
         raise _invalid(f"{where}.schema_version: only stores have one")
-    return Entry(item.name, item.kind, size, digest, version)
+    return ManifestEntry(item.name, item.kind, size, digest, version)
 
 
 def stage(
@@ -402,7 +400,7 @@ def _advance(progress: Progress, base: int, total: int, name: str) -> Callable[[
 
 
 def _copy_verified(
-    source: Path, dest: Path, entry: Entry, copied_so_far: Callable[[int], None] | None = None
+    source: Path, dest: Path, entry: ManifestEntry, copied_so_far: Callable[[int], None] | None = None
 ) -> None:
     """Copy source to dest while hashing, refusing links and anything but entry's exact size and hash."""
     try:
@@ -481,11 +479,7 @@ def check_store(item: inventory.StoreItem, path: Path, *, wait: float) -> int:
 
 
 def connect_ro(path: Path, *, wait: float) -> sqlite3.Connection:
-    uri = "file:" + urllib.parse.quote(str(path)) + "?mode=ro"
-    conn = sqlite3.connect(uri, uri=True, timeout=wait, isolation_level=None)
-    conn.execute(f"PRAGMA busy_timeout={int(wait * 1000)}")
-    conn.execute("PRAGMA trusted_schema=OFF")
-    return conn
+    return db.connect(path, mode="ro", wait=wait)
 
 
 def integrity_problems(conn: sqlite3.Connection) -> list[tuple[str, str]]:

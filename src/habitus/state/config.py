@@ -7,8 +7,11 @@ Messages name the field path, never its value.
 
 from __future__ import annotations
 
+import copy
+import os
 import tomllib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from habitus.errors import HabitusError
@@ -17,6 +20,7 @@ from habitus.state.root import StateRoot
 from habitus.state.settings import BY_KEY, SETTINGS, Setting, lookup
 
 MAX_CONFIG_BYTES = 1024 * 1024
+_LOADED: dict[Path, tuple[tuple[int, ...], Config]] = {}  # config.toml -> (its identity, parsed)
 
 
 def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -102,9 +106,32 @@ def validate(table: dict[str, Any], origin: str = "config.toml") -> Config:
 
 
 def load(root: StateRoot) -> Config:
-    """The configuration of this state root. A missing file is all defaults; never creates anything."""
+    """The configuration of this state root. A missing file is all defaults; never creates anything.
+
+    Parsed once per process and file: a later call costs one stat while config.toml stays the same file
+    with the same size, mtime and ctime (any write changes its ctime), and returns a copy of its own."""
     path = root.config
     files.refuse_symlink(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return Config()
+    except OSError as exc:
+        raise HabitusError("io_error", f"{path}: {exc.strerror}") from None
+    identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    cached = _LOADED.get(path)
+    if cached is None or cached[0] != identity:
+        cached = (identity, _parse(path))
+        _LOADED[path] = cached
+    return copy.deepcopy(cached[1])
+
+
+def forget() -> None:
+    """Drop what load() remembered (tests that change a file behind its back within one tick)."""
+    _LOADED.clear()
+
+
+def _parse(path: Path) -> Config:
     try:
         data = files.read_bytes(path, MAX_CONFIG_BYTES)
     except FileNotFoundError:

@@ -14,6 +14,7 @@ answers `schema_outdated` (exit 3) until a writing command upgrades it.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 import urllib.parse
@@ -23,14 +24,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from habitus.errors import HabitusError
-from habitus.state import files, guard
+from habitus.state import files, statelock
+from habitus.state.clock import utc_now
 from habitus.state.faults import fault
 
 
 @dataclass(frozen=True)
 class Migration:
     name: str
-    apply: Callable[[sqlite3.Connection], None]
+    apply: Callable[[sqlite3.Connection], object]  # what it returns is ignored
 
 
 def sql_migration(name: str, script: str) -> Migration:
@@ -54,6 +56,44 @@ def _split_sql(script: str) -> list[str]:
     if buffer.strip():
         raise ValueError("incomplete SQL statement in migration")
     return statements
+
+
+def uri(path: str | os.PathLike[str], *, mode: str, immutable: bool = False) -> str:
+    """A `file:` URI for path: "ro" reads, "rw" writes an existing file and never creates one;
+    immutable (with "ro") reads a complete database file without creating -wal or -shm beside it."""
+    if mode not in ("ro", "rw"):
+        raise ValueError(f"bad SQLite open mode {mode!r}")
+    return (
+        "file:"
+        + urllib.parse.quote(os.fspath(path))
+        + f"?mode={mode}"
+        + ("&immutable=1" if immutable else "")
+    )
+
+
+def connect(
+    path: str | os.PathLike[str],
+    *,
+    mode: str | None = None,
+    immutable: bool = False,
+    wait: float = 5.0,
+    any_thread: bool = False,
+) -> sqlite3.Connection:
+    """Open a SQLite connection: the one place habitus does. mode None opens path read-write (creating
+    it; ":memory:" for a private database), "ro"/"rw" as in `uri`. Autocommit (writers say BEGIN or use
+    `Store.write`); every connection waits `wait` seconds on a busy database and trusts no schema
+    (trusted_schema=OFF: a planted view or trigger cannot call functions). `Store` adds its own."""
+    target = os.fspath(path) if mode is None else uri(path, mode=mode, immutable=immutable)
+    conn = sqlite3.connect(
+        target, uri=mode is not None, timeout=wait, isolation_level=None, check_same_thread=not any_thread
+    )
+    try:
+        conn.execute(f"PRAGMA busy_timeout={int(wait * 1000)}")
+        conn.execute("PRAGMA trusted_schema=OFF")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
 
 
 def translate(exc: sqlite3.Error, path: Path) -> HabitusError:
@@ -142,7 +182,7 @@ class Store:
     def open_write(self) -> sqlite3.Connection:
         """A read-write connection on an up-to-date schema, creating the file (0600) if needed."""
         files.ensure_dir(self.path.parent)
-        guard.writing(self.path.parent)  # before the file is opened: a restore may not swap it under us
+        statelock.writing(self.path.parent)  # before the file is opened: a restore may not swap it under us
         files.create_private(self.path)
         conn = self._connect_rw()
         try:
@@ -191,9 +231,7 @@ class Store:
     def _connect_rw(self) -> sqlite3.Connection:
         self._refuse_unsafe_files()
         try:
-            conn = sqlite3.connect(
-                self.path, timeout=self.wait, isolation_level=None, check_same_thread=False
-            )
+            conn = connect(self.path, wait=self.wait, any_thread=True)
         except sqlite3.Error as exc:
             raise translate(exc, self.path) from None
         self._configure(conn)
@@ -201,11 +239,8 @@ class Store:
 
     def _connect_ro(self) -> sqlite3.Connection:
         self._refuse_unsafe_files()
-        uri = "file:" + urllib.parse.quote(str(self.path)) + "?mode=ro"
         try:
-            conn = sqlite3.connect(
-                uri, uri=True, timeout=self.wait, isolation_level=None, check_same_thread=False
-            )
+            conn = connect(self.path, mode="ro", wait=self.wait, any_thread=True)
         except sqlite3.Error as exc:
             raise translate(exc, self.path) from None
         self._configure(conn)
@@ -218,11 +253,9 @@ class Store:
 
     def _configure(self, conn: sqlite3.Connection) -> None:
         conn.row_factory = sqlite3.Row
-        # Connection-level settings only: none of these writes to the file.
-        self._pragma(conn, f"PRAGMA busy_timeout={int(self.wait * 1000)}")
+        # Connection-level settings only: none of these writes to the file (connect() set the others).
         self._pragma(conn, "PRAGMA foreign_keys=ON")
         self._pragma(conn, "PRAGMA synchronous=FULL")
-        self._pragma(conn, "PRAGMA trusted_schema=OFF")
 
     def _pragma(self, conn: sqlite3.Connection, statement: str) -> list[sqlite3.Row]:
         try:
@@ -317,9 +350,3 @@ class Store:
                     (version + 1, migration.name, utc_now()),
                 )
                 conn.execute(f"PRAGMA user_version={version + 1}")
-
-
-def utc_now() -> str:
-    """ISO-8601 UTC with milliseconds, e.g. 2026-11-30T22:44:34.123Z."""
-    now = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"

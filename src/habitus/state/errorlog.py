@@ -12,13 +12,13 @@ hooks' lines whole.
 from __future__ import annotations
 
 import os
-import time
 
 import orjson
 
 from habitus.errors import HabitusError
 from habitus.redact import redact
 from habitus.state import files
+from habitus.state.clock import utc_now
 from habitus.state.root import StateRoot
 
 MAX_BYTES = 256 * 1024
@@ -33,7 +33,7 @@ def append(root: StateRoot, error: HabitusError, *, command: str, harness: str |
     except FileNotFoundError:
         pass
     entry = {
-        "at": _utc_now(),
+        "at": utc_now(),
         "command": command,
         "harness": harness,
         "code": error.code,
@@ -55,9 +55,3 @@ def count(root: StateRoot) -> int:
         return 0
     with os.fdopen(fd, "rb") as handle:
         return sum(1 for line in handle if line.strip())
-
-
-def _utc_now() -> str:
-    """ISO-8601 UTC with milliseconds (as habitus.state.db.utc_now, without importing sqlite3)."""
-    now = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"

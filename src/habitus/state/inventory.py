@@ -4,17 +4,21 @@ This is the one list `backup`, `restore` and `verify` work from, and the allowli
 hold. Every top-level name in a state root is either an item here (backed up and restored), excluded
 here (with the reason the result and the man page give), or reported by `verify` as unknown.
 
-How an owner plugs in (one line each; references are "module:function", imported only when used):
+State knows the names; the domains know what their content must look like. A domain check plugs in by
+registration (`habitus.checks.register()` does it for backup, restore and verify; nothing here imports
+a domain):
 
-- a SQLite store in the root:   StoreItem("memory.sqlite", "habitus.state.memory_store:root_store")
-  where the factory is `fn(root: StateRoot, *, wait: float) -> Store` for `<root>/<name>`;
-- a plain file:                 FileItem("mutes.json", 1 << 20, "habitus.advise.mutes:check_file")
+- a plain file's content check:  register_file_check("mutes.json", check)
   where the check is `fn(data: bytes, where: str) -> None`, raising HabitusError when data is invalid
   (restore refuses such a backup; verify reports `file_invalid`);
-- a verifier:                   Verifier("ledger.sqlite", "habitus.habits.verify:check")
+- a verifier:                    register(Verifier("ledger.sqlite", fn))
   where the function is `fn(check: Check) -> Iterable[dict]`: each dict one issue with a stable
   `code` (plus optional `message`, `count`, `ids`); `check.conn` is a read-only connection for a store
   item (None for a folder such as "observations"). Verifiers never write.
+
+An item in REGISTERED must have its check registered before it is used: backup, restore and verify
+fail instead of skipping a domain's check. State's own stores and checks are named here by
+"module:function" (imported only when used): StoreItem("ledger.sqlite", "habitus.state.ledger:store").
 
 The observation log's owner implements `start_observation_generation` below (restore calls it).
 """
@@ -60,7 +64,7 @@ class StoreItem:
 class FileItem:
     name: str
     max_bytes: int
-    check: str | None = None  # "module:function": fn(data: bytes, where: str) -> None
+    check: str | None = None  # state's own check, "module:function": fn(data: bytes, where: str) -> None
     kind: str = "file"
 
     def validate(self, data: bytes, where: str) -> None:
@@ -68,6 +72,8 @@ class FileItem:
             raise HabitusError("state_corrupt", f"{where}: larger than {self.max_bytes} bytes")
         if self.check:
             resolve(self.check)(data, where)
+        if self.name in REGISTERED:
+            _registered(self.name, _file_checks.get(self.name))(data, where)
 
     def names(self) -> tuple[str, ...]:
         return (self.name,)
@@ -82,7 +88,7 @@ class Excluded:
 @dataclass(frozen=True)
 class Verifier:
     item: str  # the inventory name it checks: a StoreItem's, or a folder such as "observations"
-    ref: str  # "module:function": fn(check: Check) -> Iterable[dict]
+    ref: str | Callable[[Check], Iterable[dict[str, Any]]]  # the function, or "module:function"
 
 
 @dataclass
@@ -106,8 +112,12 @@ STORES: tuple[StoreItem, ...] = (
 FILES: tuple[FileItem, ...] = (
     FileItem("config.toml", 1024 * 1024, "habitus.state.inventory:check_config"),
     FileItem("law.md", 1024 * 1024, "habitus.state.inventory:check_text"),
-    FileItem("mutes.json", 4 * 1024 * 1024, "habitus.advise.mutes:check_file"),
+    FileItem("mutes.json", 4 * 1024 * 1024),
 )
+
+# Items whose owner registers its checks (a store's verifier, a file's content check): the ledger's
+# row checksums and audit chain, the memory store's FTS rows, the mutes file's format.
+REGISTERED = ("ledger.sqlite", "memory.sqlite", "mutes.json")
 
 EXCLUDED: tuple[Excluded, ...] = (
     Excluded(
@@ -127,11 +137,20 @@ EXCLUDED: tuple[Excluded, ...] = (
     Excluded(".restore", "a restore's journal and staging area while it runs"),
 )
 
-VERIFIERS: tuple[Verifier, ...] = (
-    Verifier("ledger.sqlite", "habitus.state.verifiers:ledger_rows"),
-    Verifier("memory.sqlite", "habitus.state.verifiers:memory_store"),
-    Verifier("observations", "habitus.state.verifiers:observation_log"),
-)
+VERIFIERS: tuple[Verifier, ...] = (Verifier("observations", "habitus.state.observations:verifier"),)
+
+_verifiers: list[Verifier] = []  # registered by the domains
+_file_checks: dict[str, Callable[[bytes, str], None]] = {}
+
+
+def register(verifier: Verifier) -> None:
+    """Add a domain's verifier (once: registering the same function again changes nothing)."""
+    if verifier not in _verifiers:
+        _verifiers.append(verifier)
+
+
+def register_file_check(name: str, check: Callable[[bytes, str], None]) -> None:
+    _file_checks[name] = check
 
 
 def start_observation_generation(root: StateRoot, *, wait: float) -> dict[str, Any]:
@@ -162,8 +181,25 @@ def known_names() -> set[str]:
     return names | {e.name for e in EXCLUDED}
 
 
+def verified() -> set[str]:
+    """The names some verifier checks (folders such as "observations" included)."""
+    return {v.item for v in (*VERIFIERS, *_verifiers)}
+
+
 def verifiers(name: str) -> list[Callable[[Check], Iterable[dict[str, Any]]]]:
-    return [resolve(v.ref) for v in VERIFIERS if v.item == name]
+    """The verifiers of one item: state's own, then those the domains registered."""
+    own = [v for v in VERIFIERS if v.item == name]
+    registered = [v for v in _verifiers if v.item == name]
+    if name in REGISTERED:
+        _registered(name, registered or None)
+    return [resolve(v.ref) if isinstance(v.ref, str) else v.ref for v in (*own, *registered)]
+
+
+def _registered(name: str, found: Any) -> Any:
+    """found, or a refusal: a domain check left unregistered must not pass as a clean item."""
+    if found is None:
+        raise RuntimeError(f"inventory: no check registered for {name} (call habitus.checks.register())")
+    return found
 
 
 def resolve(ref: str) -> Callable[..., Any]:

@@ -19,7 +19,7 @@ MIGRATIONS: list[Migration] = [
         """,
     ),
     # Habits, their evidence, relations (possible duplicates and conflicts), audit trail, cached
-    # embedding vectors and review snapshots (issue 4). Every row carries `checksum` = SHA-256 over
+    # embedding vectors and review snapshots. Every row carries `checksum` = SHA-256 over
     # the canonical JSON of its fields (see habitus.habits.rows); ids are never reused.
     sql_migration(
         "0002_habits",
@@ -121,7 +121,7 @@ MIGRATIONS: list[Migration] = [
         ) STRICT;
         """,
     ),
-    # The selection log (issue 6): metadata about each `habitus select` call, never the prompt, a hash
+    # The selection log: metadata about each `habitus select` call, never the prompt, a hash
     # of it, vectors or guidance text. Bounded: select keeps the newest select_log.MAX_ROWS rows.
     sql_migration(
         "0003_select_log",
@@ -144,7 +144,7 @@ MIGRATIONS: list[Migration] = [
         CREATE INDEX select_log_by_at ON select_log (at);
         """,
     ),
-    # Analyze (issue 5): the read watermark of each observation generation, batches that failed,
+    # Analyze: the read watermark of each observation generation, batches that failed,
     # model answers that were refused (bounded: analyze keeps the newest QUARANTINE_KEEP), and a
     # bounded history of runs. Rows carry checksums like the habit tables (habitus.habits.rows).
     sql_migration(
@@ -216,7 +216,7 @@ MIGRATIONS: list[Migration] = [
         CREATE INDEX analyze_pending_by_ref ON analyze_pending (ref);
         """,
     ),
-    # advise (issue 8): per-session review cursors and dedupe clocks, findings (per session scope),
+    # advise: per-session review cursors and dedupe clocks, findings (per session scope),
     # notes waiting for delivery (their text is cleared once delivered or expired), and health counters.
     # No prompt, transcript path or slice text is stored: a scope names a session or a path's hash.
     sql_migration(
@@ -290,7 +290,7 @@ MIGRATIONS: list[Migration] = [
         INSERT INTO advise_health (id) VALUES (1);
         """,
     ),
-    # Exemplars (issue 13): prompts a habit is known to apply to, so that retrieval compares a new prompt
+    # Exemplars: prompts a habit is known to apply to, so that retrieval compares a new prompt
     # with them as well as with the condition. `text` is redacted before it is stored; `source` says
     # where it came from (the evidence of a learned habit, `habit declare --example`, or a prompt the
     # user confirmed with `habit example add`). Rows are checksummed like every habit row; they do not

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from habitus.errors import HabitusError
-from habitus.state import files
+from habitus.state import files, statelock
 
 if TYPE_CHECKING:
     from habitus.state.root import StateRoot
@@ -30,6 +30,7 @@ def hold(root: StateRoot, name: str, *, wait: float) -> Iterator[None]:
     import fasteners
 
     folder = root.ensure_sub("locks")
+    statelock.writing(root.path)  # a writer of this root shares the state lock from now on
     path = folder / f"{name}.lock"
     files.create_private(path)  # 0600, and no symlink, FIFO or hard link, before fasteners opens it
     lock = fasteners.InterProcessLock(str(path))

@@ -28,7 +28,7 @@ RELEVANCES = ("low", "medium", "high", "critical")
 #
 # The FTS table is recreated from FTS_TABLE_SQL by `repair --rebuild-fts`. It stores, under the
 # memory's `seq` as rowid, the search text (`body`: content with CJK characters spaced out, see
-# habitus.memory.search.index_text) and, since 0005, its stems (`stems`: habitus.memory.terms.stem_text).
+# habitus.lang.terms.index_text) and, since 0005, its stems (`stems`: habitus.lang.terms.stem_text).
 # Removed records are not in it; expired ones are (they can be listed).
 FTS_TABLE_SQL = (
     "CREATE VIRTUAL TABLE memories_fts USING fts5(body, stems, tokenize = 'unicode61 remove_diacritics 2')"
@@ -149,8 +149,7 @@ MIGRATIONS: list[Migration] = [
 def rebuild_fts_table(conn: sqlite3.Connection, sql: str = FTS_TABLE_SQL) -> int:
     """Recreate memories_fts from FTS_TABLE_SQL and fill it from the records that are not removed (in
     the caller's transaction). Returns the number of rows written."""
-    from habitus.memory.search import index_text
-    from habitus.memory.terms import stem_text
+    from habitus.lang.terms import index_text, stem_text
 
     rows = conn.execute("SELECT seq, content FROM memories WHERE removed_at IS NULL ORDER BY seq").fetchall()
     conn.execute("DROP TABLE IF EXISTS memories_fts")

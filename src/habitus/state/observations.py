@@ -49,13 +49,17 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from habitus import codec
 from habitus.errors import HabitusError
 from habitus.state import files, locks
+from habitus.state.clock import utc_now
 from habitus.state.faults import fault
 from habitus.state.root import StateRoot
+
+if TYPE_CHECKING:
+    from habitus.state.inventory import Check
 
 SCHEMA_VERSION = 1
 RECORD_VERSION = 1
@@ -111,11 +115,6 @@ def _paths(root: StateRoot) -> _Paths:
 
 
 # -- manifests ----------------------------------------------------------------------------------
-
-
-def utc_now() -> str:
-    now = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
 
 
 def _epoch(stamp: str) -> float | None:
@@ -226,7 +225,7 @@ def _write_manifest(path: Path, manifest: Manifest, kind: str = TAIL_KIND) -> No
 
 
 @dataclass(frozen=True)
-class Entry:
+class NewObservation:
     """One observation to append: its payload, where it came from, and its 16-byte event fingerprint."""
 
     payload: dict[str, Any]
@@ -243,7 +242,7 @@ def fingerprint(*parts: object) -> bytes:
     return hashlib.sha256(codec.canonical(list(parts))).digest()[:FP_WIDTH]
 
 
-def _record(generation: int, seq: int, prev: str, entry: Entry) -> tuple[dict[str, Any], bytes]:
+def _record(generation: int, seq: int, prev: str, entry: NewObservation) -> tuple[dict[str, Any], bytes]:
     record: dict[str, Any] = {
         "v": RECORD_VERSION,
         "gen": generation,
@@ -531,7 +530,7 @@ class _Writer:
 
     # appending
 
-    def append(self, entries: Iterable[Entry], *, full_dedupe: bool) -> AppendResult:
+    def append(self, entries: Iterable[NewObservation], *, full_dedupe: bool) -> AppendResult:
         manifest = self.manifest
         result = AppendResult(generation=manifest.generation)
         known = self.known_fingerprints(full=full_dedupe)
@@ -659,7 +658,7 @@ def writer(root: StateRoot, *, wait: float) -> Iterator[_Writer]:
 
 def append(
     root: StateRoot,
-    entries: Iterable[Entry],
+    entries: Iterable[NewObservation],
     *,
     wait: float,
     full_dedupe: bool = False,
@@ -926,6 +925,22 @@ def verify(root: StateRoot) -> dict[str, Any]:
         _verify_generation(paths, manifest, archived, issue)
     hard = [i for i in issues if i["code"] != "uncommitted_tail"]
     return {"ok": not hard, "generations": report, "issues": issues}
+
+
+def verifier(check: Check) -> Iterator[dict[str, Any]]:
+    """The log's chain, sizes, index and fingerprints in full, as `habitus verify`'s issues. A torn tail
+    past the last commit (uncommitted_tail) is left out: the next append recovers it by design."""
+    if not check.path.is_dir():
+        return
+    for issue in verify(check.root)["issues"]:
+        if issue["code"] == "uncommitted_tail":
+            continue
+        yield {
+            "code": issue["code"],
+            "message": issue["message"],
+            "generation": issue["generation"],
+            "seq": issue["seq"],
+        }
 
 
 def _verify_generation(paths: _Paths, manifest: Manifest, archived: bool, issue: Any) -> None:

@@ -5,7 +5,7 @@ Steps (the journal is `<root>/.restore/journal.json`, replaced atomically, check
 1. Validate (nothing in the root changes): the folder's structure and manifest (`backup.read_manifest`),
    then copies into `.restore/stage-TOKEN/` that are checked after copying (`backup.stage`).
    `--dry-run` stages into a private temporary folder outside the root and stops here.
-2. Take the exclusive state lock: running commands finish first, new ones wait (see `guard`).
+2. Take the exclusive state lock: running commands finish first, new ones wait (see `statelock`).
 3. `prepared`: the journal records, per item, which of its files exist live.
 4. Move those live files (stores with their -wal/-shm/-journal) into `.restore/rollback-TOKEN/`; `moved`.
 5. Move the staged files into place; `installed`.
@@ -33,8 +33,8 @@ from typing import Any
 
 from habitus import codec
 from habitus.errors import HabitusError
-from habitus.state import backup, files, guard, inventory, locks
-from habitus.state.db import utc_now
+from habitus.state import backup, files, inventory, locks, statelock
+from habitus.state.clock import utc_now
 from habitus.state.faults import fault
 from habitus.state.root import StateRoot
 
@@ -60,12 +60,12 @@ def run(
             disabled = disarm_models(Path(scratch) / "stage" / "config.toml")
         result = _result(root, source, manifest, _plan(root, manifest), dry_run=True, observations=None)
         return {**result, "models_disabled": disabled}
-    with guard.maintenance(root.path):
+    with statelock.maintenance(root.path):
         root.ensure()
         with locks.hold(root, "restore", wait=wait):
-            folder = files.ensure_dir(root.path / guard.RESTORE_DIR)
-            if os.path.lexists(guard.journal_path(root.path)):
-                with guard.exclusive(root.path, wait):
+            folder = files.ensure_dir(root.path / statelock.RESTORE_DIR)
+            if os.path.lexists(statelock.journal_path(root.path)):
+                with statelock.exclusive(root.path, wait):
                     _recover_locked(root, wait=wait)  # a restore that died after this command started
             _remove_leftovers(folder)
             token = secrets.token_hex(8)
@@ -74,7 +74,7 @@ def run(
                 backup.stage(source, manifest, stage, wait=wait, progress=progress)
                 disabled = disarm_models(stage / "config.toml")
                 fault("restore_staged")
-                with guard.exclusive(root.path, wait):
+                with statelock.exclusive(root.path, wait):
                     try:
                         return {
                             **_swap(root, source, manifest, token, wait=wait),
@@ -83,14 +83,14 @@ def run(
                     except BaseException:
                         # A failure (not a crash) rolls back at once; if even that fails, the journal
                         # stays and the next command recovers.
-                        if os.path.lexists(guard.journal_path(root.path)):
+                        if os.path.lexists(statelock.journal_path(root.path)):
                             try:
                                 _recover_locked(root, wait=wait)
                             except Exception:
                                 pass
                         raise
             finally:
-                if not os.path.lexists(guard.journal_path(root.path)):
+                if not os.path.lexists(statelock.journal_path(root.path)):
                     backup.remove_tree(stage)
                     _remove_empty(folder)
 
@@ -134,9 +134,9 @@ def disarm_models(config: Path) -> list[str]:
 def recover(root: StateRoot, *, wait: float) -> None:
     """Finish or roll back an interrupted restore. Called by `guard` when a journal exists."""
     with (
-        guard.maintenance(root.path),
+        statelock.maintenance(root.path),
         locks.hold(root, "restore", wait=wait),
-        guard.exclusive(root.path, wait),
+        statelock.exclusive(root.path, wait),
     ):
         _recover_locked(root, wait=wait)
 
@@ -158,7 +158,7 @@ def _plan(root: StateRoot, manifest: backup.Manifest) -> list[dict[str, Any]]:
 def _swap(
     root: StateRoot, source: Path, manifest: backup.Manifest, token: str, *, wait: float
 ) -> dict[str, Any]:
-    folder = root.path / guard.RESTORE_DIR
+    folder = root.path / statelock.RESTORE_DIR
     stage, rollback = folder / f"stage-{token}", folder / f"rollback-{token}"
     plan = _plan(root, manifest)
     files.ensure_dir(rollback)
@@ -231,7 +231,7 @@ def _result(
 def _write_journal(root: StateRoot, body: dict[str, Any]) -> None:
     unsigned = {k: v for k, v in body.items() if k != "checksum"}
     files.atomic_write(
-        guard.journal_path(root.path), codec.dumps({**unsigned, "checksum": codec.checksum(unsigned)})
+        statelock.journal_path(root.path), codec.dumps({**unsigned, "checksum": codec.checksum(unsigned)})
     )
 
 
@@ -244,7 +244,7 @@ def _damaged(path: Path, why: str) -> HabitusError:
 
 
 def _read_journal(root: StateRoot) -> dict[str, Any]:
-    path = guard.journal_path(root.path)
+    path = statelock.journal_path(root.path)
     try:
         data = files.read_bytes(path, MAX_JOURNAL_BYTES)
     except HabitusError as exc:
@@ -278,9 +278,9 @@ def _read_journal(root: StateRoot) -> dict[str, Any]:
 
 def _recover_locked(root: StateRoot, *, wait: float) -> None:
     """With the restore lock and the exclusive state lock held: finish or roll back."""
-    if not os.path.lexists(guard.journal_path(root.path)):
+    if not os.path.lexists(statelock.journal_path(root.path)):
         return  # another process recovered it while we waited for the locks
-    files.refuse_symlink(root.path / guard.RESTORE_DIR)  # never follow a planted link out of the root
+    files.refuse_symlink(root.path / statelock.RESTORE_DIR)  # never follow a planted link out of the root
     journal = _read_journal(root)
     if journal["phase"] != "committed":
         _roll_back(root, journal)
@@ -288,7 +288,7 @@ def _recover_locked(root: StateRoot, *, wait: float) -> None:
 
 
 def _roll_back(root: StateRoot, journal: dict[str, Any]) -> None:
-    rollback = root.path / guard.RESTORE_DIR / f"rollback-{journal['token']}"
+    rollback = root.path / statelock.RESTORE_DIR / f"rollback-{journal['token']}"
     for entry in journal["items"]:
         item = inventory.item(entry["name"])
         assert item is not None
@@ -305,10 +305,10 @@ def _roll_back(root: StateRoot, journal: dict[str, Any]) -> None:
 
 
 def _finish(root: StateRoot, token: str) -> None:
-    folder = root.path / guard.RESTORE_DIR
+    folder = root.path / statelock.RESTORE_DIR
     backup.remove_tree(folder / f"rollback-{token}")
     backup.remove_tree(folder / f"stage-{token}")
-    _unlink(guard.journal_path(root.path))
+    _unlink(statelock.journal_path(root.path))
     files.fsync_dir(folder)
     _remove_empty(folder)
 
@@ -336,8 +336,8 @@ def sweep(root: StateRoot) -> None:
     if lock is None:
         return  # a restore is staging right now
     try:
-        if not os.path.lexists(guard.journal_path(root.path)):  # a journal is recovery's job, not ours
-            folder = root.path / guard.RESTORE_DIR
+        if not os.path.lexists(statelock.journal_path(root.path)):  # a journal is recovery's job, not ours
+            folder = root.path / statelock.RESTORE_DIR
             _remove_leftovers(folder)
             _remove_empty(folder)
     finally:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from habitus.errors import HabitusError
-from habitus.state import files, guard
+from habitus.state import files
 
 
 def resolve(option: str | os.PathLike[str] | None = None) -> Path:
@@ -109,10 +109,9 @@ class StateRoot:
         return self.path.is_dir()
 
     def ensure(self) -> Path:
-        """Create the root folder (0700) if needed and return its path."""
-        path = files.ensure_dir(self.path)
-        guard.writing(self.path)  # a command that creates the root shares the state lock from now on
-        return path
+        """Create the root folder (0700) if needed and return its path. Only a folder: the state lock is
+        taken where state is opened for writing (`Store.open_write`, `locks.hold`)."""
+        return files.ensure_dir(self.path)
 
     def ensure_sub(self, name: str) -> Path:
         self.ensure()

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from habitus.errors import HabitusError
-from habitus.state import backup, files, guard, inventory
+from habitus.state import backup, files, inventory, statelock
 from habitus.state.root import StateRoot
 
 MAX_PATHS = 20
@@ -72,7 +72,7 @@ def run(root: StateRoot, *, wait: float) -> dict[str, Any]:
         for file_item in inventory.FILES:
             items.append(_check_file(root, file_item, issues))
         checked = {i.name for i in inventory.items()}
-        for name in sorted({v.item for v in inventory.VERIFIERS} - checked):
+        for name in sorted(inventory.verified() - checked):
             _run_verifiers(inventory.Check(root, name, root.path / name, wait), issues)
     found = issues.report()
     return {"ok": not found, "root": str(root.path), "exists": exists, "items": items, "issues": found}
@@ -160,7 +160,7 @@ def _check_tree(root: Path, issues: Issues) -> None:
     known = inventory.known_names()
     uid = os.getuid()
     for name in sorted(os.listdir(root)):
-        if name == guard.RESTORE_DIR:
+        if name == statelock.RESTORE_DIR:
             _check_restore_dir(root / name, issues)
         elif _TEMP.match(name):
             issues.add("temp_leftover", "a temporary file of an interrupted write", path=root / name)
@@ -199,9 +199,11 @@ def _check_mode(path: Path, st: os.stat_result, uid: int, issues: Issues) -> Non
 
 
 def _check_restore_dir(folder: Path, issues: Issues) -> None:
-    if os.path.lexists(folder / guard.JOURNAL):
+    if os.path.lexists(folder / statelock.JOURNAL):
         issues.add(
-            "restore_journal", "an interrupted restore has not been recovered", path=folder / guard.JOURNAL
+            "restore_journal",
+            "an interrupted restore has not been recovered",
+            path=folder / statelock.JOURNAL,
         )
     from habitus.state import restore
     from habitus.state.root import StateRoot
@@ -209,5 +211,5 @@ def _check_restore_dir(folder: Path, issues: Issues) -> None:
     if restore.running(StateRoot(folder.parent)):
         return  # a restore is staging: its folders are live, not left over
     for name in sorted(os.listdir(folder)) if folder.is_dir() and not folder.is_symlink() else []:
-        if name != guard.JOURNAL:
+        if name != statelock.JOURNAL:
             issues.add("restore_leftover", "left by an interrupted restore", path=folder / name)

@@ -239,7 +239,7 @@ class ReviewApp(App[None]):
             if self._make_embedder is not None:
                 self._embedder = self._make_embedder()
             else:
-                from habitus.embed import load_embedder
+                from habitus.models.embedders import load_embedder
 
                 self._embedder = load_embedder(self.root)
         return self._embedder

@@ -276,15 +276,21 @@ def _reply(conn: socket.socket, header: dict[str, Any], body: bytes = b"") -> No
     conn.sendall(encode(dump_header(header), body))
 
 
+SERVED = ("advise", "capture", "memory", "select")  # the hook commands a warm worker answers
+
+
 def preload(root: Path) -> None:
     """Load what the served commands need, so the first request is already warm. Best effort."""
     with contextlib.suppress(Exception):
-        import habitus.commands.advise
-        import habitus.commands.capture
-        import habitus.commands.memory
-        import habitus.commands.select  # noqa: F401
+        import importlib
+
+        from habitus import cli
+
+        # Through the root group's map, as a request would load them: the worker sits above the commands.
+        for name in SERVED:
+            importlib.import_module(cli.COMMANDS[name][0].partition(":")[0])
     with contextlib.suppress(Exception):
-        from habitus.embed import load_embedder
+        from habitus.models.embedders import load_embedder
         from habitus.state.root import StateRoot
 
         load_embedder(StateRoot(root)).embed(["warm up"])

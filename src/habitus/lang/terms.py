@@ -1,4 +1,6 @@
-"""Stemmed search terms: what the `stems` column of the memory FTS index holds, and what a query becomes.
+"""Full-text index terms: what the memory FTS index holds for a text (`index_text` for its `body`,
+`stem_text` for its `stems`), and what a query's words become. Here, not in habitus.memory, because the
+memory store's migrations (habitus.state.memory_store) rebuild the index with the same functions.
 
 A memory's language is not known, and a query of two words says too little to guess it, so every word
 is stemmed by each Snowball stemmer of its script and all distinct stems are kept: Latin letters by
@@ -23,6 +25,12 @@ _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _CJK = re.compile(r"[\u1100-\u11ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
 _LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
+# Characters of scripts written without spaces: the FTS body spaces each out into its own token.
+_SPACELESS = (
+    "\u1100-\u11ff\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f"
+)
+SPACELESS_CHAR = re.compile(f"[{_SPACELESS}]")
 _CACHE: dict[str, tuple[str, ...]] = {}
 _CACHE_MAX = 200_000
 
@@ -32,6 +40,13 @@ def _stemmer(language: str):  # type: ignore[no-untyped-def]
     import snowballstemmer
 
     return snowballstemmer.stemmer(language)
+
+
+def index_text(content: str) -> str:
+    """The text stored in the FTS table for content: CJK characters become separate tokens."""
+    if not SPACELESS_CHAR.search(content):
+        return content
+    return SPACELESS_CHAR.sub(lambda m: f" {m.group(0)} ", content)
 
 
 def words(text: str) -> list[str]:
