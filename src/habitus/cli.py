@@ -140,23 +140,13 @@ def _as_error(exc: BaseException) -> HabitusError:
     )
 
 
-def _hook_call(argv: list[str]) -> tuple[str, str] | None:
-    """(command, harness) when argv is a hook call (`--harness` given, and not `habitus hooks ...`,
-    where --harness names a harness to configure)."""
-    harness = _argv_value(argv, "--harness")
-    command = next((a for a in argv if not a.startswith("-")), None)
-    if harness is None or command is None or command == "hooks":
-        return None
-    return command, harness
-
-
 def _arm_hook(argv: list[str], *, process: bool) -> bool:
     """Start hook mode (habitus.hookmode) unless the caller, the worker, already has. The clock runs
     only when this is the process's own command line, not a call hosted by a test runner."""
-    call = _hook_call(argv)
+    call = hookmode.hook_call(argv)
     if call is None or hookmode.armed():
         return False
-    root = _argv_value(argv, "--root")
+    root = hookmode.argv_value(argv, "--root")
     try:
         from habitus.state.root import resolve
 
@@ -177,10 +167,10 @@ def _fail(exc: BaseException, argv: list[str]) -> int:
         import traceback
 
         traceback.print_exception(exc, file=sys.stderr)
-    call = _hook_call(argv)
+    call = hookmode.hook_call(argv)
     if call is not None:
         # Hook mode: a harness reads exit 2 as "block", so every failure is silent and logged.
-        _log_hook_failure(error, argv, call[1])
+        _log_hook_failure(error, argv, call)
         return 0
     io.emit_error(error, for_people=_error_for_people(argv))
     return error.exit
@@ -195,24 +185,15 @@ def _error_for_people(argv: list[str]) -> bool:
     return render.for_people(sys.stderr)
 
 
-def _log_hook_failure(error: HabitusError, argv: list[str], harness: str) -> None:
+def _log_hook_failure(error: HabitusError, argv: list[str], call: tuple[str, str]) -> None:
     try:
         from habitus.state import errorlog
         from habitus.state.root import StateRoot
 
-        command = next((a for a in argv if not a.startswith("-")), "habitus")
-        errorlog.append(StateRoot.at(_argv_value(argv, "--root")), error, command=command, harness=harness)
+        root = StateRoot.at(hookmode.argv_value(argv, "--root"))
+        errorlog.append(root, error, command=call[0], harness=call[1])
     except Exception:
         pass  # nowhere left to report; stay silent as the hook protocol requires
-
-
-def _argv_value(argv: list[str], flag: str) -> str | None:
-    for index, arg in enumerate(argv):
-        if arg == flag:
-            return argv[index + 1] if index + 1 < len(argv) else ""
-        if arg.startswith(flag + "="):
-            return arg[len(flag) + 1 :]
-    return None
 
 
 @click.group(

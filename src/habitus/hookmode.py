@@ -1,4 +1,8 @@
-"""Hook mode's hard deadline: a hook never keeps the agent waiting.
+"""Hook mode: which command line is a hook call, and its hard deadline (a hook never keeps the agent
+waiting).
+
+`hook_call(argv)` is the one test of "is this a hook call": the launcher, the worker's client and
+server, and `cli` all ask it, so that they never disagree on which calls are silent and logged.
 
 A hook call (`--harness NAME`) has a total budget (`hooks.budget_ms`, from the start of the process or,
 in the worker, from the client's start) and waits at most `hooks.lock_wait_ms` for any lock. When the
@@ -71,6 +75,35 @@ def read_settings(root: str | os.PathLike[str]) -> Settings:
         return Settings(tomllib.loads(data.decode("utf-8")))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):
         return Settings()
+
+
+# -- which command line is a hook call -------------------------------------------------------------
+
+
+def argv_value(argv: list[str], flag: str) -> str | None:
+    """The value of `flag` in argv (`--flag VALUE` or `--flag=VALUE`; the last one wins, as in click),
+    "" for a bare `--flag` at the end, None when it is not given."""
+    found = None
+    for index, arg in enumerate(argv):
+        if arg == flag:
+            found = argv[index + 1] if index + 1 < len(argv) else ""
+        elif arg.startswith(flag + "="):
+            found = arg[len(flag) + 1 :]
+    return found
+
+
+def hook_call(argv: list[str]) -> tuple[str, str] | None:
+    """(command, harness) when argv is a hook call: `--harness` is given, to anything but `habitus hooks`
+    (where it names the harness to configure). The command is argv's first word that is not an option."""
+    harness = argv_value(argv, "--harness")
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if harness is None or command is None or command == "hooks":
+        return None
+    return command, harness
+
+
+def is_hook_call(argv: list[str]) -> bool:
+    return hook_call(argv) is not None
 
 
 # -- the deadline of this hook call --------------------------------------------------------------
@@ -187,8 +220,6 @@ def log(error: Exception) -> None:
 def log_deadline(argv: list[str], detail: str) -> None:
     """Log `deadline` for a hook call that never reached cli (the worker client's own give-up)."""
     global _armed_for
-    words = [a for a in argv if not a.startswith("-")]
-    harness = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--harness"), None)
-    root = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--root"), None)
-    _armed_for = (words[0] if words else "habitus", harness, root)
+    call = hook_call(argv)
+    _armed_for = (call[0] if call else "habitus", call[1] if call else None, argv_value(argv, "--root"))
     log(_deadline_error(detail))

@@ -8,12 +8,12 @@ Everything else, and every hook call the worker does not answer, goes to `habitu
 import os
 import sys
 
-from habitus import hookmode  # noqa: F401  (first: its import time is the hook's start for the deadline)
+from habitus import hookmode  # first: its import time is the start of a hook call's deadline
 
 
 def main() -> None:
     argv = sys.argv[1:]
-    if os.environ.get("HABITUS_NO_HOOKS") and _hook_mode(argv):
+    if os.environ.get("HABITUS_NO_HOOKS") and hookmode.is_hook_call(argv):
         # A model call habitus itself started (an agent CLI preset): its hooks must not recurse.
         return
     if argv in (["--version"], ["-V"]):
@@ -21,7 +21,7 @@ def main() -> None:
 
         sys.stdout.write(f"habitus {__version__}\n")
         return
-    if _hook_mode(argv):
+    if hookmode.is_hook_call(argv):
         from habitus.worker import client
 
         code = client.run(argv)
@@ -30,9 +30,3 @@ def main() -> None:
     from habitus.cli import main as cli_main
 
     cli_main()
-
-
-def _hook_mode(args: list[str]) -> bool:
-    """`--harness` given to anything but `habitus hooks` (which only prints or installs settings)."""
-    named = any(a == "--harness" or a.startswith("--harness=") for a in args)
-    return named and next((a for a in args if not a.startswith("-")), None) != "hooks"

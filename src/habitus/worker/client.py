@@ -43,20 +43,13 @@ class Stuck(Exception):
 
 
 def served(argv: list[str]) -> bool:
-    """Whether argv is a hook call the worker answers (`--harness` given, a served command)."""
-    has_harness = any(a == "--harness" or a.startswith("--harness=") for a in argv)
-    return has_harness and any(tuple(argv[: len(c)]) == c for c in SERVED)
+    """Whether argv is a hook call (habitus.hookmode.hook_call) of a command the worker answers."""
+    return hookmode.is_hook_call(argv) and any(tuple(argv[: len(c)]) == c for c in SERVED)
 
 
 def resolve_root(argv: list[str]) -> str:
     """The state root as habitus.state.root.resolve finds it (a test keeps the two in step)."""
-    option = None
-    for index, arg in enumerate(argv):
-        if arg == "--root" and index + 1 < len(argv):
-            option = argv[index + 1]
-        elif arg.startswith("--root="):
-            option = arg[len("--root=") :]
-    raw = option or os.environ.get("HABITUS_HOME") or None
+    raw = hookmode.argv_value(argv, "--root") or os.environ.get("HABITUS_HOME") or None
     if raw is None:
         xdg = os.environ.get("XDG_DATA_HOME", "")
         base = xdg if xdg and os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".local", "share")

@@ -223,8 +223,8 @@ def run_command(request: dict[str, Any], stdin: bytes) -> tuple[int, bytes]:
     sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
     sys.stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
     sys.stderr = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)  # hooks print none
-    call = cli._hook_call(argv)
-    root = cli._argv_value(argv, "--root")
+    call = hookmode.hook_call(argv)
+    root = hookmode.argv_value(argv, "--root")
     try:
         from habitus.state.root import resolve
 
