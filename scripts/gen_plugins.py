@@ -15,7 +15,7 @@ What is written (paths from the repository root):
                                        /habitus-review)
 
 Every hook is the entry `habitus hooks install` writes for that harness, from the same function
-(habitus.hooks.snippet), with the program named portably instead of this machine's path, so the files
+(habitus.harness.plan.snippet), with the program named portably instead of this machine's path, so the files
 can be committed and installed anywhere. The Pi package names integrations/pi/habitus.ts itself.
 Output is deterministic, so the committed files change only when the hooks or this script do.
 """
@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 
 from habitus import __version__  # noqa: E402
-from habitus.hooks import snippet  # noqa: E402
+from habitus.harness.plan import snippet  # noqa: E402
 
 NAME = "habitus"
 DESCRIPTION = (

@@ -13,7 +13,7 @@ import pytest
 
 from advise_helpers import enable as enable_advise
 from conftest import run
-from habitus import hooks
+from habitus.harness import plan
 from habitus.harness.events import parse_event
 from habitus.harness.transcripts import detect_format, read_transcript
 from obs_helpers import FIXTURES, enable, payloads
@@ -114,9 +114,9 @@ def test_codex_notify_of_a_resumed_thread_names_only_this_turns_prompt(on: Path)
 
 
 def test_codex_hooks_install_a_session_end_sweep_within_codexs_3_s(tmp_path: Path) -> None:
-    snippet = hooks.snippet("codex")["hooks"]
+    snippet = plan.snippet("codex")["hooks"]
     (handler,) = snippet["SessionEnd"][0]["hooks"]
-    expected = hooks.command_line(("capture",), "codex")
+    expected = plan.command_line(("capture",), "codex")
     assert handler["command"] == expected and handler["timeout"] == 3
 
 
@@ -161,7 +161,7 @@ def test_codex_trust_counts_the_entries_codex_recorded(
         f'[hooks.state."{hooks_file}:stop:0:0"]\ntrusted_hash = "sha256:00"\n'
         f'[hooks.state."/elsewhere/hooks.json:stop:0:0"]\ntrusted_hash = "sha256:11"\n'
     )
-    assert hooks.codex_trust(hooks_file, {"added": []})["recorded"] == 1
+    assert plan.codex_trust(hooks_file, {"added": []})["recorded"] == 1
 
 
 # -- Gemini CLI 0.61 -------------------------------------------------------------------------------
@@ -253,12 +253,12 @@ def test_gemini_cli_home_decides_where_hooks_install_writes(
 ) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "gemini-home"))
-    assert hooks.settings_path("gemini", None) == tmp_path / "gemini-home" / ".gemini" / "settings.json"
+    assert plan.settings_path("gemini", None) == tmp_path / "gemini-home" / ".gemini" / "settings.json"
     out = run(["hooks", "install", "--harness", "gemini"])
     assert out.exit == 0 and out.result["path"] == str(tmp_path / "gemini-home" / ".gemini" / "settings.json")
     assert not (tmp_path / "home" / ".gemini").exists()
     monkeypatch.delenv("GEMINI_CLI_HOME")
-    assert hooks.settings_path("gemini", None) == tmp_path / "home" / ".gemini" / "settings.json"
+    assert plan.settings_path("gemini", None) == tmp_path / "home" / ".gemini" / "settings.json"
 
 
 def test_a_gemini_after_tool_event_reaches_the_review(state_root: Path) -> None:

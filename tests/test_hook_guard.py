@@ -164,7 +164,7 @@ def test_a_program_not_named_habitus_is_refused(tmp_path: Path) -> None:
 
 
 def test_the_generic_command_form_is_guarded_too(tmp_path: Path) -> None:
-    from habitus.hooks import command_line
+    from habitus.harness.plan import command_line
 
     for args in (("select",), ("capture",), ("advise",), ("memory", "index")):
         assert skipped(fire(command_line(args, "generic"), "/usr/bin:/bin"))
@@ -173,7 +173,7 @@ def test_the_generic_command_form_is_guarded_too(tmp_path: Path) -> None:
 
 
 def test_reinstalling_writes_the_same_command_and_recognises_the_old_ones(tmp_path: Path) -> None:
-    from habitus.hooks import command_line, is_ours
+    from habitus.harness.plan import command_line, is_ours
 
     first = command_line(("select",), "codex", "/home/me/state")
     assert first == command_line(("select",), "codex", "/home/me/state") and is_ours({"command": first})

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, run, run_process
-from habitus import hooks
-from habitus.hooks import settings
+from habitus.harness import plan, settings
 
 HARNESSES = ("claude-code", "codex", "gemini")
 USER_SETTINGS = {
@@ -53,14 +52,14 @@ def test_print_names_the_habitus_on_path_for_every_planned_event(harness: str, h
     assert done.exit == 0, done.stderr
     snippet = json.loads(done.stdout)
     assert set(snippet) == {"hooks"}
-    planned = {(event, args) for event, args in hooks.PLAN[harness]}
+    planned = {(event, args) for event, args in plan.PLAN[harness]}
     seen = set()
     for event, groups in snippet["hooks"].items():
         for handler in (h for g in groups for h in g["hooks"]):
             guard, words = shlex.split(handler["command"])[:3], shlex.split(handler["command"])[3:]
-            assert guard == ["sh", "-c", hooks.GUARD]  # survives a moved habitus (tests/test_hook_guard.py)
+            assert guard == ["sh", "-c", plan.GUARD]  # survives a moved habitus (tests/test_hook_guard.py)
             assert words[0] == "habitus"  # found on PATH when the hook runs: no path of this machine
-            assert words[-2:] == ["--harness", harness] and hooks.is_ours(handler)
+            assert words[-2:] == ["--harness", harness] and plan.is_ours(handler)
             assert handler["type"] == "command" and handler["timeout"] >= (1000 if harness == "gemini" else 1)
             seen.add((event, tuple(words[1:-2])))
     assert seen == planned
@@ -115,7 +114,7 @@ def test_installing_twice_changes_nothing(home: Path) -> None:
     before = path.read_bytes(), path.stat().st_mtime_ns, sorted(p.name for p in path.parent.iterdir())
     again = install()
     assert not again["changed"] and again["added"] == again["removed"] == [] and again["backup"] is None
-    assert again["kept"] == len(hooks.PLAN["claude-code"])
+    assert again["kept"] == len(plan.PLAN["claude-code"])
     assert (
         path.read_bytes(),
         path.stat().st_mtime_ns,
@@ -137,10 +136,10 @@ def test_a_reinstall_from_another_path_replaces_the_old_entries(home: Path) -> N
     result = install()
     merged = json.loads(path.read_text())
     assert handlers(merged, "Stop")[0] == mine and old not in handlers(merged, "Stop")
-    assert [h for h in handlers(merged, "SessionEnd") if hooks.is_ours(h)] == handlers(merged, "SessionEnd")
+    assert [h for h in handlers(merged, "SessionEnd") if plan.is_ours(h)] == handlers(merged, "SessionEnd")
     assert len(handlers(merged, "SessionEnd")) == 1
     assert {r["command"] for r in result["removed"]} == {old["command"]}
-    assert not hooks.is_ours(mine) and not hooks.is_ours({"command": "habitus memory observe --harness x"})
+    assert not plan.is_ours(mine) and not plan.is_ours({"command": "habitus memory observe --harness x"})
 
 
 @pytest.mark.parametrize(
@@ -243,4 +242,4 @@ def test_readme_shows_exactly_what_hooks_print_prints(harness: str, heading: str
     readme = (REPO / "README.md").read_text()
     section = readme.split(f"\n### {heading}\n", 1)[1].split("\n### ", 1)[0]
     block = section.split("```json\n", 1)[1].split("\n```", 1)[0]
-    assert json.loads(block) == hooks.snippet(harness)
+    assert json.loads(block) == plan.snippet(harness)

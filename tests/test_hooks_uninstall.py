@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run
-from habitus import hooks
-from habitus.hooks import settings
+from habitus.harness import plan, settings
 
 HARNESSES = ("claude-code", "codex", "gemini")
 # A user's own file: 4-space indent, keys in no sorted order, a non-ASCII value, other hooks in the
@@ -66,7 +65,7 @@ def test_install_then_uninstall_gives_the_users_file_back_byte_for_byte(harness:
     result = hooks_cmd("uninstall", harness)
     assert result["changed"] and not result["deleted"] and result["left"] == []
     assert path.read_bytes() == OWN and stat.S_IMODE(path.stat().st_mode) == 0o640
-    assert len(result["removed"]) == len(hooks.PLAN[harness])
+    assert len(result["removed"]) == len(plan.PLAN[harness])
     assert Path(result["restored"]).read_bytes() == OWN  # the install's backup
     assert b"--harness " + harness.encode() in Path(result["backup"]).read_bytes()  # before uninstall
 
@@ -98,7 +97,7 @@ def test_uninstalling_twice_writes_nothing_the_second_time(home: Path) -> None:
 def test_other_hooks_in_the_same_events_and_groups_stay(home: Path) -> None:
     path = path_of("claude-code", home)
     path.parent.mkdir()
-    ours = hooks.entry("claude-code", ("capture",), "/old/root", "Stop", "/old/venv/bin/habitus")
+    ours = plan.entry("claude-code", ("capture",), "/old/root", "Stop", "/old/venv/bin/habitus")
     mine = {"type": "command", "command": "my-logger"}
     document = {
         "hooks": {
@@ -127,7 +126,7 @@ def test_other_hooks_in_the_same_events_and_groups_stay(home: Path) -> None:
 def test_an_entry_the_user_edited_goes_if_it_is_still_habitus_and_stays_if_not(home: Path) -> None:
     path = path_of("codex", home)
     path.parent.mkdir()
-    timeout_changed = {**hooks.entry("codex", ("select",)), "timeout": 5, "statusMessage": "habitus"}
+    timeout_changed = {**plan.entry("codex", ("select",)), "timeout": 5, "statusMessage": "habitus"}
     rewritten = {"type": "command", "command": "habitus select --harness codex --verbose"}
     wrapped = {"type": "command", "command": "nice -n 10 habitus advise --harness codex"}
     path.write_text(
@@ -158,7 +157,7 @@ def test_a_file_changed_between_install_and_uninstall_keeps_the_change(home: Pat
     expected["hooks"]["Stop"][0]["hooks"].append({"type": "command", "command": "added-later"})
     left = json.loads(path.read_text())
     assert json.dumps(left) == json.dumps(expected)  # key order kept too
-    assert not any(hooks.is_ours(h) for g in left["hooks"].values() for x in g for h in x["hooks"])
+    assert not any(plan.is_ours(h) for g in left["hooks"].values() for x in g for h in x["hooks"])
 
 
 def test_a_reinstall_in_between_still_gives_the_original_back(home: Path, tmp_path: Path) -> None:
@@ -194,7 +193,7 @@ def test_a_file_habitus_cannot_read_is_refused_and_left_alone(home: Path, conten
 
 def test_a_symlink_is_refused(home: Path, tmp_path: Path) -> None:
     target = tmp_path / "dotfiles.json"
-    target.write_text(json.dumps(hooks.snippet("claude-code")))
+    target.write_text(json.dumps(plan.snippet("claude-code")))
     before = target.read_bytes()
     (home / ".claude").mkdir()
     (home / ".claude" / "settings.json").symlink_to(target)
@@ -219,7 +218,7 @@ def test_codex_says_what_its_trust_entries_become(home: Path) -> None:
     result = hooks_cmd("uninstall", "codex")
     trust = result["trust"]
     assert trust["required"] is False and trust["config"] == str(config) and trust["recorded"] == 1
-    assert trust["removed"] == len(hooks.PLAN["codex"]) and "config.toml" in trust["how"]
+    assert trust["removed"] == len(plan.PLAN["codex"]) and "config.toml" in trust["how"]
     assert config.read_bytes() == before  # habitus never edits Codex's trust
     assert "trust" not in hooks_cmd("uninstall", "claude-code")
 
@@ -239,7 +238,7 @@ def test_project_uninstall(home: Path, tmp_path: Path, monkeypatch: pytest.Monke
 
 def test_a_file_saved_meanwhile_is_not_overwritten_or_deleted(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
-    path.write_text(json.dumps(hooks.snippet("claude-code")))
+    path.write_text(json.dumps(plan.snippet("claude-code")))
     _, before, _ = settings.read(path)
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 10**9))  # the harness saved it meanwhile
     assert settings._delete(path, before) is False and path.exists()

@@ -41,7 +41,6 @@ FRONT = {
     "cli",
     "commands",
     "hookmode",
-    "hooks",
     "io",
     "launcher",
     "mcp",  # the agent's face: an MCP server beside the command line

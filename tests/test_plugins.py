@@ -17,7 +17,7 @@ from types import ModuleType
 import pytest
 
 from conftest import REPO
-from habitus.hooks import PLAN, is_ours, snippet
+from habitus.harness.plan import PLAN, is_ours, snippet
 
 HOOKS = {
     "claude-code": "plugins/claude-code/hooks/hooks.json",

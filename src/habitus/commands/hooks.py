@@ -127,7 +127,7 @@ def print_command(harness: str, root: str | None, program: str | None) -> None:
       habitus hooks print --harness gemini
       pi -e "$(habitus hooks print --harness pi | jq -r '.extensions[0]')"
     """
-    from habitus.hooks import pi_extension, snippet
+    from habitus.harness.plan import pi_extension, snippet
 
     if harness == "pi":
         if root is not None or program is not None:
@@ -173,8 +173,8 @@ def install_command(harness: str, project: bool, root: str | None, program: str 
       habitus hooks install --harness claude-code
       habitus hooks install --harness claude-code --project   # .claude/settings.json of this repo
     """
-    from habitus.hooks import NOTES, codex_trust, settings_path, snippet
-    from habitus.hooks.settings import install
+    from habitus.harness.plan import NOTES, codex_trust, settings_path, snippet
+    from habitus.harness.settings import install
 
     path = settings_path(harness, _project(project))
     outcome: dict[str, Any] = install(path, snippet(harness, _root(root), _program(program)))
@@ -208,8 +208,8 @@ def uninstall_command(harness: str, project: bool, pretty: bool) -> None:
       habitus hooks uninstall --harness claude-code
       habitus hooks uninstall --harness codex --project
     """
-    from habitus.hooks import NOTES_UNINSTALL, codex_untrust, settings_path
-    from habitus.hooks.settings import uninstall
+    from habitus.harness.plan import NOTES_UNINSTALL, codex_untrust, settings_path
+    from habitus.harness.settings import uninstall
 
     path = settings_path(harness, _project(project))
     outcome: dict[str, Any] = uninstall(path)

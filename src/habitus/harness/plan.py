@@ -4,7 +4,7 @@
                                                portable (the habitus on PATH) unless program is given
     settings_path(harness, project)  -> Path  where that harness reads it
     pi_extension()                   -> Path  the Pi extension shipped with habitus
-    hooks.settings.install(...)                merge into the file (see that module)
+    harness.settings.install(...)              merge into the file (see that module)
 
 The commands per event follow each capability's hook protocol (README; habitus.harness.events):
 

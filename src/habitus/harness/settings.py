@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from habitus.errors import HabitusError
-from habitus.hooks import is_ours
+from habitus.harness.plan import is_ours
 
 MAX_BYTES = 4 * 1024 * 1024
 ATTEMPTS = 3
