@@ -103,6 +103,13 @@ def write_raw(obj: dict[str, Any], *, pretty: bool = False) -> None:
         out.flush()
 
 
+def write_reply(reply: dict[str, Any] | None) -> None:
+    """A hook's answer (habitus.harness.reply): the harness's object on one line, or nothing at all
+    when there is nothing to say (None or empty)."""
+    if reply:
+        write_raw(reply)
+
+
 def emit_error(error: HabitusError, *, for_people: bool = False) -> None:
     """One JSON line on stderr; with `for_people` (stderr is a terminal) a line of words and the hint.
     Never raises: a closed stderr must not turn into a traceback."""

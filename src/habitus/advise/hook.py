@@ -1,6 +1,6 @@
 """Hook mode: which events review, which deliver, and the harness reply (or None: print nothing).
 
-Delivery, per harness (the channels each publishes; see habitus.harness.events):
+Delivery, per harness (the channels each publishes; see habitus.harness.events and .reply):
 
 | event                                   | does                                                           |
 |-----------------------------------------|----------------------------------------------------------------|
@@ -18,7 +18,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from habitus.harness import HookEvent, block_output, context_output
+from habitus.harness import HookEvent
+from habitus.harness.reply import block_output, can_add_context, can_block, context_output, with_notice
 
 if TYPE_CHECKING:
     from habitus.advise.local import Candidate
@@ -121,9 +122,8 @@ def handle(harness: str, event: HookEvent, root: StateRoot, *, wait: float) -> d
 
     def route(candidate: Candidate) -> str | None:
         if event.kind in ("stop", "subagent_stop"):
-            blockable = block_output(harness, event, "x") is not None
-            return "block" if candidate.severity == "blocker" and blockable else None
-        return "context" if context_output(harness, event, "x") is not None else None
+            return "block" if candidate.severity == "blocker" and can_block(harness, event) else None
+        return "context" if can_add_context(harness, event) else None
 
     outcome = review.run(root, source, wait=wait, route=route)
     reply: dict[str, Any] | None = None
@@ -143,4 +143,4 @@ def _warn_pause(root: StateRoot, reply: dict[str, Any] | None, *, wait: float) -
     from habitus.advise import review
 
     row = review.mark_pause_warned(root, wait=wait)
-    return {**(reply or {}), "systemMessage": review.pause_message(row)}
+    return with_notice(reply, review.pause_message(row))

@@ -91,9 +91,7 @@ def cli(
         from habitus.advise.hook import handle
         from habitus.harness.events import parse_event
 
-        reply = handle(harness, parse_event(harness, io.read_request()), root, wait=wait)
-        if reply:
-            io.write_raw(reply)
+        io.write_reply(handle(harness, parse_event(harness, io.read_request()), root, wait=wait))
         return
     if not enabled:
         raise HabitusError(

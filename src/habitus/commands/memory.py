@@ -440,11 +440,9 @@ def index_command(
     if harness is None or event is None:
         io.write_result(result, pretty=pretty)
         return
-    from habitus.harness.events import context_output
+    from habitus.harness.reply import context_output
 
-    reply = context_output(harness, event, result["text"])
-    if reply is not None:
-        io.write_raw(reply)
+    io.write_reply(context_output(harness, event, result["text"]))
 
 
 @cli.command("index-vectors")

@@ -59,7 +59,8 @@ def cli(harness: str | None, root: StateRoot, wait: float, pretty: bool) -> None
 
 
 def _hook(harness: str, request: dict[str, Any], *, root: StateRoot, wait: float) -> None:
-    from habitus.harness.events import context_output, parse_event
+    from habitus.harness.events import parse_event
+    from habitus.harness.reply import context_output
     from habitus.select import guidance, select
     from habitus.select.hook import context_of
 
@@ -69,6 +70,4 @@ def _hook(harness: str, request: dict[str, Any], *, root: StateRoot, wait: float
     chosen = select(root, event.prompt, context_of(event), wait=wait, mode=harness)
     if not chosen.habits:
         return
-    reply = context_output(harness, event, guidance(chosen.habits))
-    if reply is not None:
-        io.write_raw(reply)
+    io.write_reply(context_output(harness, event, guidance(chosen.habits)))

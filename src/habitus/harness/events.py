@@ -1,8 +1,8 @@
-"""Hook events in, hook output out: one adapter for Claude Code, Codex CLI, Gemini CLI, Pi and generic.
+"""Hook events in: one adapter for Claude Code, Codex CLI, Gemini CLI, Pi and generic.
 
     parse_event(harness, request) -> HookEvent       normalise a hook's stdin object
-    context_output(harness, event, text) -> dict|None the harness's "add this as context" reply
-    block_output(harness, event, reason) -> dict|None the harness's "do not stop yet, because..." reply
+
+The replies that go back out, per harness, are habitus.harness.reply's; the protocols below cover both.
 
 Protocols followed: as published, and as the real clients behave, checked on 2026-12-01 by driving them
 offline against a loopback model server: Claude Code 2.1.197 (the events of 2.1.332 are documented in
@@ -103,17 +103,6 @@ KIND_MAPS: dict[str, dict[str, str]] = {
     "codex": _CLAUDE_KINDS,
     "gemini": _GEMINI_KINDS,
     "pi": _PI_KINDS,
-}
-
-# Each harness's name for the events that accept injected context.
-_CONTEXT_EVENTS: dict[str, dict[str, str]] = {
-    "claude-code": {
-        "prompt": "UserPromptSubmit",
-        "session_start": "SessionStart",
-        "post_tool": "PostToolUse",
-    },
-    "codex": {"prompt": "UserPromptSubmit", "session_start": "SessionStart"},
-    "gemini": {"prompt": "BeforeAgent", "session_start": "SessionStart", "post_tool": "AfterTool"},
 }
 
 
@@ -264,33 +253,3 @@ def _generic(request: dict[str, Any]) -> HookEvent:
         timestamp=_stamp(request, "at"),
         raw=request,
     )
-
-
-def context_output(harness: str, event: HookEvent, text: str) -> dict[str, Any] | None:
-    """The reply that makes `harness` add `text` to the model's context for `event`, or None when the
-    harness offers no such channel for that event (the caller then prints nothing)."""
-    if not text:
-        return None
-    if harness in ("pi", "generic"):
-        return {"additionalContext": text} if event.kind in ("prompt", "session_start") else None
-    name = _CONTEXT_EVENTS.get(harness, {}).get(event.kind)
-    if name is None:
-        return None
-    return {"hookSpecificOutput": {"hookEventName": name, "additionalContext": text}}
-
-
-def block_output(harness: str, event: HookEvent, reason: str) -> dict[str, Any] | None:
-    """The reply that keeps the agent working with `reason` as feedback, or None.
-
-    Only stop events can be blocked; and never when `stop_hook_active` is set (the harness is already
-    continuing because of a stop hook: blocking again would loop). Pi has no such channel.
-    """
-    if not reason.strip() or event.stop_hook_active:
-        return None
-    if harness in ("claude-code", "codex") and event.kind in ("stop", "subagent_stop"):
-        return {"decision": "block", "reason": reason}
-    if harness == "gemini" and event.kind == "stop":
-        return {"decision": "deny", "reason": reason}
-    if harness == "generic" and event.kind == "stop":
-        return {"decision": "block", "reason": reason}
-    return None
