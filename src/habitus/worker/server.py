@@ -25,7 +25,17 @@ from pathlib import Path
 from typing import Any
 
 from habitus import hookmode
-from habitus.worker import LOCK_NAME, PROTOCOL, SOCKET_NAME, code_id, dump_header, encode, load_header, sizes
+from habitus.worker import (
+    LOCK_NAME,
+    PROTOCOL,
+    SERVED,
+    SOCKET_NAME,
+    code_id,
+    dump_header,
+    encode,
+    load_header,
+    sizes,
+)
 
 LOCK_RETRY_S = 2.0  # a worker that is leaving (after a mismatch) gives its lock up within this
 POLL_S = 2.0  # how often an idle worker checks that its root and socket are still its own
@@ -276,9 +286,6 @@ def _reply(conn: socket.socket, header: dict[str, Any], body: bytes = b"") -> No
     conn.sendall(encode(dump_header(header), body))
 
 
-SERVED = ("advise", "capture", "memory", "select")  # the hook commands a warm worker answers
-
-
 def preload(root: Path) -> None:
     """Load what the served commands need, so the first request is already warm. Best effort."""
     with contextlib.suppress(Exception):
@@ -287,7 +294,7 @@ def preload(root: Path) -> None:
         from habitus import cli
 
         # Through the root group's map, as a request would load them: the worker sits above the commands.
-        for name in SERVED:
+        for name in sorted({words[0] for words in SERVED}):  # the hook commands a warm worker answers
             importlib.import_module(cli.COMMANDS[name][0].partition(":")[0])
     with contextlib.suppress(Exception):
         from habitus.models.embedders import load_embedder
