@@ -15,8 +15,8 @@ What is written (paths from the repository root):
                                        /habitus-review)
 
 Every hook is the entry `habitus hooks install` writes for that harness, from the same function
-(habitus.harness.plan.snippet), with the program named portably instead of this machine's path, so the files
-can be committed and installed anywhere. The Pi package names integrations/pi/habitus.ts itself.
+(habitus.harness.plan.snippet), with the program named portably instead of this machine's path, so the
+files can be committed and installed anywhere. The Pi package names integrations/pi/habitus.ts itself.
 Output is deterministic, so the committed files change only when the hooks or this script do.
 """
 
