@@ -252,3 +252,35 @@ def test_the_scope_column_refuses_what_is_not_a_list(state_root: Path) -> None:
         conn.execute("UPDATE habits SET projects = 'everywhere'")
     conn.close()
     assert os.path.exists(state_root / "ledger.sqlite")
+
+
+def test_a_reworded_project_candidate_keeps_its_scope(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = repo(tmp_path / "a", COMMIT)
+    monkeypatch.chdir(a)
+    (item,) = run(["habit", "import", "--project"]).result["items"]
+    new = ("When writing a git commit message", COMMIT[1])
+    out = run(
+        [
+            "habit",
+            "edit",
+            item["id"],
+            "--condition",
+            new[0],
+            "--behavior",
+            new[1],
+            "--checksum",
+            item["checksum"],
+        ]
+    )
+    assert out.exit == 0 and out.result["outcome"] == "edited", out.stderr
+    assert out.result["habit"]["status"] == "active"
+    assert out.result["habit"]["projects"] == [str(a.resolve())]
+    monkeypatch.chdir(tmp_path)
+    assert (
+        run(["select"], {"prompt": "write the commit message for the staged changes"}).result["habits"] == []
+    )
+    monkeypatch.chdir(a)
+    picked = run(["select"], {"prompt": "write the commit message for the staged changes"}).result["habits"]
+    assert [h["condition"] for h in picked] == [new[0]]
