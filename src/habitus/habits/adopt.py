@@ -102,8 +102,8 @@ def adopt(
             same = _existing(ledger, wording)
             if same is not None:
                 rejected = same["status"] == "archived" and same["reason"] == "rejected"
-                widened = project is not None and _widen(ledger, same, project)
-                same = widened or same
+                widened = _widen(ledger, same, project) if project is not None else None
+                same = widened if widened is not None else same
                 outcomes.append(
                     {
                         "line": entry.line,
