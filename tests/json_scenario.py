@@ -3,7 +3,8 @@
 Runs each command as `python -m habitus` with stdout and stderr pipes, in whichever habitus PYTHONPATH
 selects, and prints {name: {"exit", "stdout", "stderr"}} with the values that differ between runs (clock
 times, generated ids, the temporary root's path) masked. tests/fixtures/render/json_before.json was
-recorded by running it against the code from before terminal output existed; test_render.py checks that
+recorded by running it against the code from before terminal output existed (the habit entries since
+gained the "scope" and "projects" fields of project habits); test_render.py checks that
 today's code still writes the same bytes. Imports no test framework.
 """
 

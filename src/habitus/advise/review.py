@@ -181,9 +181,10 @@ def run(
         failures: list[str] = []
         try:
             from habitus.habits import active_habits, load_law
+            from habitus.habits.scope import repo_of
 
             law = load_law(root)
-            habits = active_habits(conn, law)
+            habits = active_habits(conn, law, repo=repo_of(source.cwd))
             candidates.extend(local.review(s, habits, law, embed=local.Embedding(root, conn)))
             outcome.reviewers["local"] = {"status": "ok", "habits": len(habits)}
         except HabitusError as exc:

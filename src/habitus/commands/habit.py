@@ -18,17 +18,23 @@ MAN = {
     "--condition and --behavior are not given. approve, reject, disable, enable, archive and show read "
     '{"id", "checksum"} when REF is not given. list, recheck, export and import do not read stdin.',
     "stdout": 'list: {"v":1,"items":[{"n","id","status","condition","behavior","polarity","confidence_bp",'
-    '"checksum","evidence":{"observations","days","stage"},"pending_relations",...}],"counts",'
-    '"snapshot_expires_at"}. show: {"v":1,"habit":{...,"evidence","relations","audit"}}. '
+    '"checksum","scope","projects","evidence":{"observations","days","stage"},"pending_relations",...}],'
+    '"counts","snapshot_expires_at"}. show: {"v":1,"habit":{...,"evidence","relations","audit"}}. '
+    'Every habit has "scope": "personal" (applies everywhere; "projects" null) or "project" (adopted '
+    'from a repository\'s HABITS.md by `import --project`; "projects" lists the repository top '
+    "folders it applies in: select and export use it only when the working directory is inside one). "
     'declare/approve/reject/disable/enable/archive: {"v":1,"habit":{...},"outcome"}. '
     'edit: {"v":1,"habit":{...},"outcome":"edited","original":{...},"evidence_copied"}. '
     'recheck: {"v":1,"checked","updated","suppressed","restored","law","vectors"}. '
     'example add/list/remove: {"v":1,"habit","examples":[{"id","text","source","created_at"}]}. '
     'export: {"v":1,"format","habits","left_out","text"}, or with --out {"v":1,"path","format","habits",'
     '"left_out","changed","created"}, with --check {...,"current":true}; left_out counts active habits '
-    "not exported until `habit recheck` (checked against an older law). "
-    'import: {"v":1,"source","sha256","items":[{"line","outcome","id","status","checksum",...}],'
-    '"rejected":[{"line","reason","message"}],"counts"}. '
+    "not exported until `habit recheck` (checked against an older law); export writes personal habits "
+    "and the project habits of the repository around the current directory. "
+    'import: {"v":1,"source","sha256","project","items":[{"line","outcome","id","status","checksum",'
+    '"scope","projects",...}],"rejected":[{"line","reason","message"}],"counts"}; "project" is the '
+    "repository a --project import scopes its habits to (null otherwise); an existing project habit of "
+    'another repository gains this one ("scope_added"); a personal habit with the same wording wins. '
     "A habit's checksum is its review checksum: SHA-256 over its normalised wording and polarity.",
     "files": "<root>/ledger.sqlite (habits, evidence, relations, audit, vectors, review snapshots); "
     "<root>/law.md (optional law: `deny: PHRASE` lines); the embedding model (see habitus-model(1)); "

@@ -20,9 +20,11 @@ EXPORT_LIMIT = 10_000
 
 
 def _approved(root: StateRoot, wait: float) -> tuple[list[Any], int]:
-    """The active, approved, law-valid habits, re-checked by the wording law (redactor included), and
-    how many active habits were left out (checked against an older law: `habit recheck`)."""
+    """The active, approved, law-valid habits that apply here (personal ones, and project ones of the
+    repository around the current directory), re-checked by the wording law (redactor included), and
+    how many active habits that apply here were left out (checked against an older law: `habit recheck`)."""
     from habitus.habits import law as lawmod
+    from habitus.habits.scope import repo_of
     from habitus.habits.share import Shown
     from habitus.habits.store import Ledger, active_habits
     from habitus.habits.wording import clean_field
@@ -30,9 +32,14 @@ def _approved(root: StateRoot, wait: float) -> tuple[list[Any], int]:
     ledger = Ledger.open_read(root, wait=wait)
     if ledger is None:
         return [], 0
+    repo = repo_of(None)
     with ledger:
-        found = active_habits(ledger.conn, lawmod.load(root), limit=EXPORT_LIMIT)
-        active = ledger.conn.execute("SELECT COUNT(*) FROM habits WHERE status = 'active'").fetchone()[0]
+        found = active_habits(ledger.conn, lawmod.load(root), repo=repo, limit=EXPORT_LIMIT)
+        active = ledger.conn.execute(
+            "SELECT COUNT(*) FROM habits WHERE status = 'active' AND (projects IS NULL OR EXISTS "
+            "(SELECT 1 FROM json_each(habits.projects) WHERE json_each.value = ?))",
+            (repo,),
+        ).fetchone()[0]
     shown = []
     for habit in found:
         try:
@@ -118,7 +125,8 @@ def export_command(
     The block sits between `<!-- habitus:begin ... -->` and `<!-- habitus:end -->`;
     text outside it is never changed, and a second export changes nothing. Only
     active, approved habits go out, worded exactly as approved (and checked by the
-    redactor again). Without --out or --check the result is JSON with the text
+    redactor again): personal habits, and the project habits of the repository
+    around the current directory. Without --out or --check the result is JSON with the text
     in `text`; --raw (or `jq -r .text`) prints the text itself.
 
     \b
@@ -189,7 +197,8 @@ def export_command(
 @click.option(
     "--project",
     is_flag=True,
-    help=f"Read the repository's {PROJECT_FILE} (the git repository around the current directory).",
+    help=f"Read the repository's {PROJECT_FILE} (the git repository around the current directory); "
+    "its habits apply only inside that repository.",
 )
 @state_options
 @output_options
@@ -200,6 +209,9 @@ def import_command(file: Path | None, project: bool, root: StateRoot, wait: floa
     Cursor rule, a teammate's export). Each entry becomes a candidate with its
     provenance (shown by `habit show`); a wording you already have, in any
     status, stays as you decided it. Nothing becomes active: `habit approve`.
+    With --project the new habits are project habits: select applies them
+    only when the working directory is inside this repository (its top
+    folder, symbolic links resolved); your personal habits apply everywhere.
 
     \b
     Examples:
@@ -212,13 +224,15 @@ def import_command(file: Path | None, project: bool, root: StateRoot, wait: floa
     from habitus.redact import redact
     from habitus.state import shared_file
 
+    scoped: str | None = None
     if project:
+        from habitus.habits.scope import repo_of
         from habitus.memory.stores import find_repo
 
         if file is not None:
             raise HabitusError("usage", "give FILE or --project, not both")
-        repo = find_repo(Path.cwd())
-        if repo is None:
+        repo, scoped = find_repo(Path.cwd()), repo_of(None)
+        if repo is None or scoped is None:
             raise HabitusError("no_project", f"{Path.cwd()}: not inside a git repository")
         file = repo / PROJECT_FILE
     if file is None:
@@ -234,7 +248,12 @@ def import_command(file: Path | None, project: bool, root: StateRoot, wait: floa
 
         with Ledger.open(root, wait=wait) as ledger:
             outcome = adopt.adopt(
-                ledger, entries, source=source, data=data, load_embedder=lambda: load_embedder(root)
+                ledger,
+                entries,
+                source=source,
+                data=data,
+                load_embedder=lambda: load_embedder(root),
+                project=scoped,
             )
         items = outcome["items"]
     counts = {
@@ -244,6 +263,7 @@ def import_command(file: Path | None, project: bool, root: StateRoot, wait: floa
         {
             "source": source,
             "sha256": hashlib.sha256(data).hexdigest(),
+            "project": scoped,
             "items": items,
             "rejected": [r.public() for r in rejected],
             "counts": {**counts, "rejected": len(rejected)},

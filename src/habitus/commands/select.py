@@ -67,7 +67,7 @@ def _hook(harness: str, request: dict[str, Any], *, root: StateRoot, wait: float
     event = parse_event(harness, request)
     if event.kind != "prompt" or not event.prompt or not event.prompt.strip():
         return
-    chosen = select(root, event.prompt, context_of(event), wait=wait, mode=harness)
+    chosen = select(root, event.prompt, context_of(event), wait=wait, mode=harness, cwd=event.cwd)
     if not chosen.habits:
         return
     io.write_reply(context_output(harness, event, guidance(chosen.habits)))

@@ -11,6 +11,12 @@ secrets: a failing entry is rejected, the others still import). Then this person
   edited after export). Near duplicates of approved habits become pending relations, as for analyze
   (`habitus dedupe list`).
 
+A project import (`project`: a repository's top folder, from its HABITS.md) scopes its new candidates
+to that repository (habitus.habits.scope): once approved they apply only there. The person's ledger
+still decides on a wording it already holds: a personal habit stays personal (it applies everywhere);
+a project habit of another repository, unless archived, gains this repository in its scope (audit
+entry `scope`), the same approval now holding in both.
+
 Nothing becomes active: approval stays `habit approve`, bound to the wording and its checksum.
 All new candidates are written in one transaction: an error writes none of them.
 """
@@ -24,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from habitus import codec
 from habitus.errors import HabitusError
 from habitus.habits import law as lawmod
-from habitus.habits import lifecycle, rows, vectors
+from habitus.habits import lifecycle, rows, scope, vectors
 from habitus.habits.share import Entry, Rejection
 from habitus.habits.store import Ledger
 from habitus.habits.wording import clean_field, wording_checksum
@@ -74,9 +80,11 @@ def adopt(
     source: str,
     data: bytes,
     load_embedder: Callable[[], Embedder],
+    project: str | None = None,
 ) -> dict[str, Any]:
-    """Record checked entries (see `check`) as candidates; returns one outcome per entry. The
-    embedding model is loaded only when an entry is new here (for the duplicate check)."""
+    """Record checked entries (see `check`) as candidates, scoped to `project` when given (None:
+    personal); returns one outcome per entry. The embedding model is loaded only when an entry is
+    new here (for the duplicate check)."""
     digest = hashlib.sha256(data).hexdigest()
     fresh = [
         e for e in entries if _existing(ledger, wording_checksum(e.condition, e.behavior, e.polarity)) is None
@@ -94,6 +102,8 @@ def adopt(
             same = _existing(ledger, wording)
             if same is not None:
                 rejected = same["status"] == "archived" and same["reason"] == "rejected"
+                widened = _widen(ledger, same, project) if project is not None else None
+                same = widened if widened is not None else same
                 outcomes.append(
                     {
                         "line": entry.line,
@@ -101,6 +111,8 @@ def adopt(
                         "id": same["id"],
                         "status": same["status"],
                         "checksum": same["wording"],
+                        **scope.public(same),
+                        **({"scope_added": project} if widened else {}),
                     }
                 )
                 continue
@@ -111,7 +123,10 @@ def adopt(
                 "edited": entry.edited,
                 "line": entry.line,
             }
-            habit = _insert(ledger, entry, law, provenance)
+            if project is not None:
+                provenance["project"] = project
+            projects = None if project is None else scope.encode([project])
+            habit = _insert(ledger, entry, law, provenance, projects)
             outcome: dict[str, Any] = {
                 "line": entry.line,
                 "outcome": "created",
@@ -119,6 +134,7 @@ def adopt(
                 "status": habit["status"],
                 "checksum": habit["wording"],
                 "edited": entry.edited,
+                **scope.public(habit),
             }
             ready = prepared.get(entry.line)
             if (
@@ -135,7 +151,33 @@ def adopt(
     return {"items": outcomes}
 
 
-def _insert(ledger: Ledger, entry: Entry, law: lawmod.Law, provenance: dict[str, Any]) -> dict[str, Any]:
+def _widen(ledger: Ledger, habit: dict[str, Any], project: str) -> dict[str, Any] | None:
+    """Add `project` to a live project habit's scope (audited); None when nothing changes: a
+    personal habit (it already applies everywhere), an archived one, or one already scoped there."""
+    projects = scope.decode(habit["projects"])
+    if projects is None or project in projects or habit["status"] == "archived":
+        return None
+    if len(projects) >= scope.MAX_PROJECTS:
+        raise HabitusError(
+            "refused",
+            f"habit {habit['id']} is already scoped to {scope.MAX_PROJECTS} repositories",
+            hint="archive it and declare it as a personal habit instead",
+            id=habit["id"],
+        )
+    return rows.change(
+        ledger.conn,
+        "habits",
+        habit,
+        "scope",
+        "user",
+        note={"project_added": project},
+        projects=scope.encode([*projects, project]),
+    )
+
+
+def _insert(
+    ledger: Ledger, entry: Entry, law: lawmod.Law, provenance: dict[str, Any], projects: str | None
+) -> dict[str, Any]:
     findings = lawmod.check_law(entry.condition, entry.behavior, law)
     now = utc_now()
     habit = rows.insert(
@@ -154,6 +196,7 @@ def _insert(ledger: Ledger, entry: Entry, law: lawmod.Law, provenance: dict[str,
             "approved_at": None,
             "created_at": now,
             "updated_at": now,
+            "projects": projects,
             **lifecycle._law_fields(law, findings),
         },
     )

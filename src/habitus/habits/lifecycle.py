@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from habitus import codec
 from habitus.errors import HabitusError, bad_request
-from habitus.habits import examples, rows, similar, vectors
+from habitus.habits import examples, rows, scope, similar, vectors
 from habitus.habits import law as lawmod
 from habitus.habits.store import (
     APPROVED,
@@ -71,6 +71,7 @@ def public(habit: dict[str, Any], law: lawmod.Law | None = None) -> dict[str, An
         "reason": habit["reason"],
         "created_at": habit["created_at"],
         "updated_at": habit["updated_at"],
+        **scope.public(habit),
     }
     if law is not None:
         out["law"] = (
@@ -424,8 +425,10 @@ def _insert(
     law: lawmod.Law,
     findings: list[dict[str, Any]],
     actor: str,
+    projects: str | None = None,
 ) -> dict[str, Any]:
-    """Insert a new inactive habit (candidate, or suppressed_by_law) with its audit entry."""
+    """Insert a new inactive habit (candidate, or suppressed_by_law) with its audit entry; `projects`
+    is the stored scope (habitus.habits.scope), None for a personal habit."""
     now = utc_now()
     habit = rows.insert(
         ledger.conn,
@@ -443,6 +446,7 @@ def _insert(
             "approved_at": None,
             "created_at": now,
             "updated_at": now,
+            "projects": projects,
             **_law_fields(law, findings),
         },
     )
@@ -587,7 +591,17 @@ def edit(
                 findings=findings,
             )
         habit = _insert(
-            ledger, condition, behavior, polarity, DECLARED_CONFIDENCE, "declared", None, law, [], actor
+            ledger,
+            condition,
+            behavior,
+            polarity,
+            DECLARED_CONFIDENCE,
+            "declared",
+            None,
+            law,
+            [],
+            actor,
+            projects=original.get("projects"),  # a reworded project habit stays in its projects
         )
         vectors.store(ledger.conn, habit["id"], prepared)
         if not _gate(ledger, habit, law, embedder, actor=actor).clear:

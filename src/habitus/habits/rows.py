@@ -2,7 +2,9 @@
 
 A row's checksum is `habitus.codec.checksum({"table": TABLE, **fields})` over the named fields below
 (everything but the checksum itself and, for evidence and audit rows, the integer rowid). Naming the
-fields keeps old checksums valid when a later migration adds a column. Any mismatch on read raises
+fields keeps old checksums valid when a later migration adds a column. A column added later is
+OPTIONAL: it enters the checksum only when set, so rows written before it existed keep theirs, and
+setting or clearing it on a sealed row is a mismatch like any other change. Any mismatch on read raises
 `checksum_mismatch` (exit 3): a tampered or damaged row is never used.
 
 Audit rows also form a chain: `prev` is the checksum of the previous audit row, so a deleted or
@@ -100,6 +102,9 @@ FIELDS: dict[str, tuple[str, ...]] = {
         "data",
     ),
 }
+OPTIONAL: dict[str, tuple[str, ...]] = {
+    "habits": ("projects",),  # 0008: a project habit's repositories (habitus.habits.scope)
+}
 KEYS = {
     "habits": "id",
     "habit_relations": "id",
@@ -117,8 +122,15 @@ def _value(name: str, value: Any) -> Any:
     return value
 
 
+def columns(table: str) -> tuple[str, ...]:
+    return FIELDS[table] + OPTIONAL.get(table, ())
+
+
 def seal(table: str, values: dict[str, Any]) -> str:
     body = {name: _value(name, values.get(name)) for name in FIELDS[table]}
+    for name in OPTIONAL.get(table, ()):
+        if values.get(name) is not None:
+            body[name] = _value(name, values[name])
     return codec.checksum({"table": table, **body})
 
 
@@ -138,7 +150,7 @@ def verify(table: str, row: sqlite3.Row | dict[str, Any]) -> dict[str, Any]:
 
 def insert(conn: sqlite3.Connection, table: str, values: dict[str, Any]) -> dict[str, Any]:
     sealed = {**values, "checksum": seal(table, values)}
-    names = [*FIELDS[table], "checksum"]
+    names = [*columns(table), "checksum"]
     conn.execute(
         f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})",
         [sealed.get(n) for n in names],
@@ -153,7 +165,7 @@ def update(conn: sqlite3.Connection, table: str, current: dict[str, Any], **chan
     if "updated_at" in FIELDS[table] and "updated_at" not in changes:
         new["updated_at"] = utc_now()
     new["checksum"] = seal(table, new)
-    names = [n for n in FIELDS[table] if n != key] + ["checksum"]
+    names = [n for n in columns(table) if n != key] + ["checksum"]
     cursor = conn.execute(
         f"UPDATE {table} SET {', '.join(f'{n} = ?' for n in names)} WHERE {key} = ? AND checksum = ?",
         [*(new.get(n) for n in names), current[key], current["checksum"]],

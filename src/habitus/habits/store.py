@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from habitus.errors import HabitusError
-from habitus.habits import rows
+from habitus.habits import rows, scope
 from habitus.habits.law import Law
 from habitus.state import ledger as ledger_store
 from habitus.state.db import Store
@@ -160,18 +160,26 @@ class ActiveHabit:
     checksum: str  # row checksum: revalidate with `still_current` before injecting
 
 
-def active_habits(conn: sqlite3.Connection, law: Law, *, limit: int = SELECT_CAP) -> list[ActiveHabit]:
-    """Approved, active habits checked clean against the law in force: confidence (high first) then
-    id, at most `limit`. Rows are verified (a tampered row raises checksum_mismatch). Habits checked
-    against an older law are left out until `habitus habit recheck`."""
+def active_habits(
+    conn: sqlite3.Connection, law: Law, *, repo: str | None = None, limit: int = SELECT_CAP
+) -> list[ActiveHabit]:
+    """Approved, active habits checked clean against the law in force that apply in `repo` (the
+    repository top folder of the request, habitus.habits.scope.repo_of; None outside any): personal
+    habits, and project habits scoped to that repository. Confidence (high first) then id, at most
+    `limit`. Rows are verified (a tampered row raises checksum_mismatch). Habits checked against an
+    older law are left out until `habitus habit recheck`."""
     found = conn.execute(
         "SELECT * FROM habits WHERE status = 'active' AND law = ? AND law_findings = '[]' "
-        "AND approved_wording = wording ORDER BY confidence_bp DESC, id LIMIT ?",
-        (law.fingerprint, limit),
+        "AND approved_wording = wording AND (projects IS NULL OR EXISTS "
+        "(SELECT 1 FROM json_each(habits.projects) WHERE json_each.value = ?)) "
+        "ORDER BY confidence_bp DESC, id LIMIT ?",
+        (law.fingerprint, repo, limit),
     )
     out = []
     for row in found:
         h = rows.verify("habits", row)
+        if not scope.applies(h, repo):  # the checksum-covered value decides, not the query alone
+            continue
         out.append(
             ActiveHabit(
                 h["id"],

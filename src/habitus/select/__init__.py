@@ -9,7 +9,8 @@ The path (DESIGN.md section 6), every step failing closed:
 1. `select.enabled` off, or `select.max_habits` 0: nothing, without opening the ledger.
 2. `Ledger.open_read`: no ledger means no habits; a newer, outdated or corrupt ledger refuses (exit 3),
    a busy one answers 75. Nothing is ever created or migrated here.
-3. `active_habits`: approved, active, law-valid habits, at most 100 by confidence then id, rows
+3. `active_habits`: approved, active, law-valid habits that apply here (personal ones, and project
+   ones of the repository around the request's cwd), at most 100 by confidence then id, rows
    verified. None: answer now, before numpy or onnxruntime is imported.
 4. Load the embedding model and the cached condition vectors (`vectors_stale`, exit 3, when any is
    missing or from another model); retrieve (judge.retrieve); judge (local, or `model:NAME`).
@@ -106,10 +107,18 @@ def guidance(habits: list[ActiveHabit]) -> str:
 
 
 def select(
-    root: StateRoot, prompt: str, context: list[str] | None = None, *, wait: float, mode: str = "cli"
+    root: StateRoot,
+    prompt: str,
+    context: list[str] | None = None,
+    *,
+    wait: float,
+    mode: str = "cli",
+    cwd: str | None = None,
 ) -> Selection:
-    """Run the select path for one prompt (see the module docstring). Raises HabitusError when state
-    is missing, stale, corrupt, newer or locked, or when a model judge fails: no guidance then."""
+    """Run the select path for one prompt (see the module docstring). `cwd` is the request's working
+    directory (a hook event's `cwd`; the process's when None): project habits apply only inside
+    their repositories. Raises HabitusError when state is missing, stale, corrupt, newer or locked,
+    or when a model judge fails: no guidance then."""
     from habitus.state import config
 
     started = time.perf_counter()
@@ -129,7 +138,7 @@ def select(
     outcome = Selection([], "no_habits", judge_setting)
     try:
         try:
-            _run(ledger, settings, prompt, clip_context(context or []), outcome, limit=limit)
+            _run(ledger, settings, prompt, clip_context(context or []), outcome, limit=limit, cwd=cwd)
         except HabitusError as error:
             outcome.latency_ms = _ms(started)
             _log(root, outcome, mode, failed=error.code)
@@ -141,12 +150,22 @@ def select(
         ledger.close()
 
 
-def _run(ledger: Any, config: Any, prompt: str, context: list[str], out: Selection, *, limit: int) -> None:
+def _run(
+    ledger: Any,
+    config: Any,
+    prompt: str,
+    context: list[str],
+    out: Selection,
+    *,
+    limit: int,
+    cwd: str | None,
+) -> None:
     from habitus.habits.law import load as load_law
+    from habitus.habits.scope import repo_of
     from habitus.habits.store import active_habits, still_current
 
     law = load_law(ledger.root)
-    habits = active_habits(ledger.conn, law)
+    habits = active_habits(ledger.conn, law, repo=repo_of(cwd))
     out.candidates = len(habits)
     if not habits:
         return  # answered without loading numpy or the model

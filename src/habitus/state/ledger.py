@@ -321,6 +321,17 @@ MIGRATIONS: list[Migration] = [
         ) STRICT, WITHOUT ROWID;
         """,
     ),
+    # Project scope: NULL for a personal habit (it applies everywhere, as every habit before this
+    # migration, whose rows and checksums are untouched); else a JSON list of the repository top
+    # folders it applies in (habitus.habits.scope). The row checksum covers it whenever it is set.
+    # (The check avoids JSON functions: the ledger is opened with trusted_schema off.)
+    sql_migration(
+        "0008_habit_projects",
+        """
+        ALTER TABLE habits ADD COLUMN projects TEXT
+            CHECK (projects IS NULL OR (projects GLOB '[[]"*"]' AND length(projects) <= 100000));
+        """,
+    ),
 ]
 
 
