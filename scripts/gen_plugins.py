@@ -51,7 +51,7 @@ REVIEW_RULES = """\
 Present every candidate above as a short numbered list: its number `n`, the \"When …\" condition, the \
 \"Do …\" behaviour, and its evidence (how many observations on how many days, and its stage). If the \
 list is empty, say that nothing is waiting for review. To show one candidate's cited evidence and audit \
-trail, run `habitus habit show N` (read-only).
+trail, run `habitus habit show N --json` (read-only).
 
 Then tell the user the exact commands they can run themselves, in their own terminal:
 
@@ -63,7 +63,8 @@ Approval is the user's act, never yours: do not run `habitus habit approve`, `re
 `enable`, `archive`, `declare`, `example` or any other command that changes a habit, and do not call a \
 tool that does, even when asked to; give the user the command instead."""
 
-LIST = "habitus habit list --status candidate"
+# --json: an agent's shell may be a terminal (Gemini CLI runs !{…} in a pty), where habitus draws a table.
+LIST = "habitus habit list --status candidate --json"
 # The review acts that make or keep a habit active, or decide a candidate: a person's, never the agent's.
 HUMAN_ONLY = ("approve", "reject", "enable", "declare")
 

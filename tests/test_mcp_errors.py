@@ -13,7 +13,7 @@ import pytest
 
 import memory_helpers
 from conftest import run, run_process
-from habitus.state import guard
+from habitus.state import statelock
 from mcp_helpers import INITIALIZE, INITIALIZED, Client, frame, raw_exchange, session
 from memory_helpers import mem, retain
 
@@ -106,13 +106,13 @@ def test_a_held_state_lock_is_busy_and_the_server_holds_none_between_calls(
     retain("The staging server is called kestrel")  # the root and its lock file exist
 
     async def body(client: Client) -> None:
-        with guard.exclusive(state_root, wait=5):  # what restore holds while it swaps files
+        with statelock.exclusive(state_root, wait=5):  # what restore holds while it swaps files
             busy = await client.call("memory_retain", {"content": "We use PostgreSQL"})
             assert busy.code == "state_locked" and busy.body["error"]["exit"] == 75
         kept = await client.call("memory_retain", {"content": "We use PostgreSQL"})
         assert not kept.error
         # Between calls the server holds nothing: an exclusive lock is had at once.
-        with guard.exclusive(state_root, wait=0.5):
+        with statelock.exclusive(state_root, wait=0.5):
             pass
 
     session(body, root=state_root, cwd=outside_any_repo, args=("--wait", "0.3"))

@@ -136,7 +136,7 @@ def test_a_review_command_only_shows_and_leaves_every_decision_to_the_human(clie
         text = tomllib.loads(text)["prompt"]
     # What the command runs by itself (Claude's !`…`, Gemini's !{…}) is the read-only listing, nothing else.
     ran = re.findall(r"!`([^`]*)`", text) + re.findall(r"!\{([^}]*)\}", text)
-    assert ran in ([], ["habitus habit list --status candidate"]), ran
+    assert ran in ([], ["habitus habit list --status candidate --json"]), ran
     assert ran or client in ("codex", "pi")
     assert "habitus habit approve N" in text and "habitus review" in text
     assert "Approval is the user's act, never yours" in text

@@ -185,8 +185,8 @@ def test_a_locked_state_root_answers_75_and_writes_nothing(state_root: Path, tmp
             sys.executable,
             "-c",
             "import sys, time, pathlib\n"
-            "from habitus.state import guard\n"
-            "with guard.exclusive(pathlib.Path(sys.argv[1]), 5):\n"
+            "from habitus.state import statelock\n"
+            "with statelock.exclusive(pathlib.Path(sys.argv[1]), 5):\n"
             "    pathlib.Path(sys.argv[2]).write_text('held')\n"
             "    time.sleep(30)\n",
             str(state_root),

@@ -48,7 +48,7 @@ class Terminal:
         self.tmux("new-session", "-d", "-s", "t", "-x", "140", "-y", "40", command)
 
     def screen(self) -> str:
-        return self.tmux("capture-pane", "-p", "-t", "t")
+        return self.tmux("capture-pane", "-p", "-J", "-t", "t")  # -J: a wrapped line reads as one
 
     def wait_for(self, text: str, timeout: float = 60) -> str:
         deadline = time.monotonic() + timeout
