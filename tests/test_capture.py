@@ -223,6 +223,34 @@ def test_import_keeps_rejections_and_aborted_runs(on: Path) -> None:
     )
 
 
+def test_a_tool_without_a_name_is_stored_with_none(on: Path, tmp_path: Path) -> None:
+    # A tool call with no name, and a result whose call the reader never saw: the turn is still stored.
+    def message(at: str, body: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "message", "timestamp": at, "message": body}
+
+    records = [
+        {"type": "session", "id": "s-1", "timestamp": "2025-11-20T23:33:00.000Z", "cwd": "/tmp"},
+        message(
+            "2025-11-20T23:33:01.000Z", {"role": "user", "content": [{"type": "text", "text": "list it"}]}
+        ),
+        message(
+            "2025-11-20T23:33:02.000Z",
+            {"role": "assistant", "content": [{"type": "toolCall", "id": "t-1", "arguments": {}}]},
+        ),
+        message("2025-11-20T23:33:03.000Z", {"role": "toolResult", "toolCallId": "t-1", "isError": False}),
+        message("2025-11-20T23:33:04.000Z", {"role": "toolResult", "toolCallId": "t-9", "isError": True}),
+        message(
+            "2025-11-20T23:33:05.000Z",
+            {"role": "assistant", "content": [{"type": "text", "text": "listed"}], "stopReason": "stop"},
+        ),
+    ]
+    transcript = tmp_path / "pi.jsonl"
+    transcript.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    out = run(["capture", "--transcript", str(transcript), "--format", "pi"])
+    assert out.exit == 0 and out.result["appended"] == 1
+    assert payloads(on)[0]["tools"] == [{"name": None, "status": "ok"}, {"name": None, "status": "error"}]
+
+
 def test_import_with_an_explicit_format(on: Path) -> None:
     assert (
         run(["capture", "--transcript", str(FIXTURES / "codex-legacy.jsonl"), "--format", "codex"]).exit == 0

@@ -106,7 +106,7 @@ class HabitusError(Exception):
     def exit(self) -> int:
         return int(CODES[self.code][0])
 
-    def as_object(self) -> dict[str, object]:
+    def as_object(self) -> dict[str, dict[str, object]]:
         body: dict[str, object] = {"code": self.code, "message": self.message, "exit": self.exit}
         if self.hint:
             body["hint"] = self.hint

@@ -107,7 +107,7 @@ def handle(harness: str, event: HookEvent, root: StateRoot, *, wait: float) -> d
 
     if event.kind == "prompt":
         taken, row = review.take_pending(root, session_of(event), wait=wait, cwd=event.cwd)
-        reply = None
+        reply: dict[str, Any] | None = None
         if taken:
             text = context_text([note_text(n["severity"], n["tag"], n["finding"], n["note"]) for n in taken])
             reply = context_output(harness, event, text)
@@ -126,7 +126,7 @@ def handle(harness: str, event: HookEvent, root: StateRoot, *, wait: float) -> d
         return "context" if can_add_context(harness, event) else None
 
     outcome = review.run(root, source, wait=wait, route=route)
-    reply: dict[str, Any] | None = None
+    reply = None
     note = outcome.note
     if note is not None and outcome.channel == "block":
         reply = block_output(

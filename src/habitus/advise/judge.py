@@ -183,10 +183,10 @@ def features(
         side = asked if rule.user_side else agent & new
         if side.any():
             column = np.where(side, cond[:, r], low)
-            u = int(column.argmax())
-            best[r] = u
-            trig[r] = column[u]
-            margin[r] = cond[u, r] - float(np.delete(cond[u], r).max()) if n > 1 else 0.0
+            top = int(column.argmax())
+            best[r] = top
+            trig[r] = column[top]
+            margin[r] = cond[top, r] - float(np.delete(cond[top], r).max()) if n > 1 else 0.0
     request = np.where(asked[:, None], cond, low).max(axis=0) if asked.any() else np.zeros(n)
     evidence = np.zeros(n)
     excess = np.zeros(n)
@@ -313,7 +313,7 @@ def judge(
         return []
     situation, behaviour = probabilities(matrix, weights)
     return [
-        Scored(rules[r], float(situation[r] * behaviour[r]), units[best[r]] if best[r] is not None else None)
+        Scored(rules[r], float(situation[r] * behaviour[r]), units[top])
         for r in fired(situation, behaviour, weights, allowed)
-        if best[r] is not None
+        if (top := best[r]) is not None
     ]

@@ -126,6 +126,11 @@ def _cut(text: str, limit: int) -> str:
     return text.encode("utf-8")[:limit].decode("utf-8", errors="ignore")
 
 
+def _tool_name(name: str | None) -> str | None:
+    """None for a tool the transcript never named (a nameless call, a result without its call)."""
+    return None if name is None else _cut(redact(name)[0], MAX_TOOL_NAME_BYTES)
+
+
 def _fit(payload: dict[str, Any], origin: dict[str, Any]) -> bool:
     """Make the record fit MAX_RECORD_BYTES: shorten the assistant's text from the front, then (when
     the prompt is made of characters that JSON escapes, 6 bytes each) the prompt from the back."""
@@ -176,10 +181,7 @@ def entry_for(
         "user_at": clean_stamp(turn.user_at),
         "assistant_at": clean_stamp(turn.assistant_at),
         "outcome": turn.outcome,
-        "tools": [
-            {"name": _cut(redact(t.name)[0], MAX_TOOL_NAME_BYTES), "status": t.status}
-            for t in turn.tools[:MAX_TOOLS_STORED]
-        ],
+        "tools": [{"name": _tool_name(t.name), "status": t.status} for t in turn.tools[:MAX_TOOLS_STORED]],
         "truncated": turn.assistant_truncated,
         "source": turn.source,
     }

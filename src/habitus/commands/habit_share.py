@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -13,6 +13,9 @@ from habitus import io
 from habitus.errors import HabitusError
 from habitus.options import output_options, state_options
 from habitus.state.root import StateRoot
+
+if TYPE_CHECKING:
+    from habitus.state.shared_file import Shared
 
 FORMATS = ("claude-md", "agents-md", "cursor", "gemini")
 PROJECT_FILE = "HABITS.md"
@@ -147,6 +150,7 @@ def export_command(
     if intact and check is None:
         raise HabitusError("usage", "--intact goes with --check FILE")
     target = out or check
+    before: Shared | None
     if intact and check is not None:
         before = shared_file.read_target(check)
         habits, left_out = (_listed(before, str(check)) if before.exists else []), 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import click
 
@@ -14,8 +14,20 @@ from habitus.errors import HabitusError, bad_request
 from habitus.options import harness_option, output_options, state_options, transcript_format_option
 from habitus.state.root import StateRoot
 
+if TYPE_CHECKING:
+    from habitus.memory.observe import Observer
+
 # Hook events after which observe reads the transcript (a turn ended, or the session is ending).
 OBSERVE_EVENTS = ("stop", "session_end", "pre_compact")
+
+
+class _Options(TypedDict):
+    """What every way of observing takes: the chunk size, and the model observer (None: the offline
+    rules) with its budget of known memories."""
+
+    chunk_chars: int
+    observer: Observer | None
+    known_chars: int
 
 
 def _config(root: StateRoot) -> Any:
@@ -101,7 +113,7 @@ def observe_command(stream: str | None, transcript: Path | None, fmt: str, chunk
         observer = models.ModelObserver(config, name)
         chars, known = min(chars, budget.observe_chunk), budget.observe_known
     fmt_name = None if fmt == "auto" else fmt
-    options = {"chunk_chars": chars, "observer": observer, "known_chars": known}
+    options: _Options = {"chunk_chars": chars, "observer": observer, "known_chars": known}
     if harness is not None:
         if not config.get("memory.observe_enabled"):
             return  # off: a hook stays silent and stores nothing

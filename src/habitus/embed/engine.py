@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -23,11 +23,26 @@ from habitus.errors import HabitusError
 BATCH_SIZE = 32
 MEMO_SIZE = 4096  # remembered vectors per model (1.5 KiB each at 384 dimensions)
 PROBE = "When a test fails, read the error before changing code."
-_LOADED: dict[tuple[str, str, int], tuple[Any, tuple[tuple[int, int, int, int], ...] | None]] = {}
 
 
-class Embedder:
-    """A loaded model. `embed(texts)` -> float32 (n, dims), each row of unit length."""
+class Embedder(Protocol):
+    """A loaded model, whichever engine runs it. `embed(texts)` -> float32 (n, dims), each row of unit
+    length."""
+
+    name: str
+    kind: str
+    model_id: str
+    max_tokens: int
+    dims: int
+
+    def embed(self, texts: Sequence[str], *, batch_size: int = BATCH_SIZE) -> np.ndarray: ...
+
+
+_LOADED: dict[tuple[str, str, int], tuple[Embedder, tuple[tuple[int, int, int, int], ...] | None]] = {}
+
+
+class OnnxEmbedder:
+    """A sentence-embedding model run by onnxruntime with its tokenizers tokenizer, mean-pooled."""
 
     def __init__(self, spec: ModelSpec, *, threads: int = 1) -> None:
         self.name = spec.name
@@ -176,7 +191,7 @@ class E5Embedder:
         return out
 
 
-def get(spec: ModelSpec, *, check: Callable[[ModelSpec], None], threads: int = 1) -> Embedder:
+def get(spec: ModelSpec, *, check: Callable[[ModelSpec], object], threads: int = 1) -> Embedder:
     """The process-wide embedder for spec, checking its files with `check` (it raises when they do not
     verify) the first time, and again whenever one of them is no longer the same file (a long-lived
     process, the warm worker, outlives a model's files)."""
@@ -186,8 +201,8 @@ def get(spec: ModelSpec, *, check: Callable[[ModelSpec], None], threads: int = 1
     if loaded is None or identity is None or loaded[1] != identity:
         _LOADED.pop(key, None)
         check(spec)
-        embedder = (
-            E5Embedder(spec, threads=threads) if spec.engine == "e5" else Embedder(spec, threads=threads)
+        embedder: Embedder = (
+            E5Embedder(spec, threads=threads) if spec.engine == "e5" else OnnxEmbedder(spec, threads=threads)
         )
         loaded = (embedder, identity)
         _LOADED[key] = loaded

@@ -63,7 +63,9 @@ def scan(
     if progress is not None:
         progress(1, 2, step=f"comparing {len(chosen) * (len(chosen) - 1) // 2} pairs")
     review_bp, strong_bp = similar.thresholds(ledger.root, embedder.kind)
-    opened, pending, dismissed = [], [], []
+    opened: list[str] = []
+    pending: list[str] = []
+    dismissed: list[str] = []
     with ledger.tx():
         current = [get_habit(ledger.conn, h["id"]) for h in chosen]
         if any(a["checksum"] != b["checksum"] for a, b in zip(current, chosen, strict=True)):

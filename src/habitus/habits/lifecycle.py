@@ -132,10 +132,10 @@ def _gate(
     gate = Gate(findings=lawmod.check_law(habit["condition"], habit["behavior"], law))
     if gate.findings:
         return gate
-    for relation in relations(conn, habit["id"], pending=True):
-        other = relation["habit_b"] if relation["habit_a"] == habit["id"] else relation["habit_a"]
+    for waiting in relations(conn, habit["id"], pending=True):
+        other = waiting["habit_b"] if waiting["habit_a"] == habit["id"] else waiting["habit_a"]
         if other not in exclude:
-            gate.pending.append(relation["id"])
+            gate.pending.append(waiting["id"])
     others = [h for h in habits(conn, APPROVED) if h["id"] != habit["id"] and h["id"] not in exclude]
     cached = vectors.load(conn, [habit, *others], embedder.model_id, embedder.dims)
     missing = [h["id"] for h in [habit, *others] if h["id"] not in cached]

@@ -24,15 +24,16 @@ def _now_ms() -> int:
 def write(conn: sqlite3.Connection, kind: str, items: list[tuple[str, str]]) -> int:
     """Replace the snapshot of this kind (inside a transaction); returns its expiry in epoch ms."""
     now = _now_ms()
+    expires_ms = now + TTL_SECONDS * 1000
     values = {
         "kind": kind,
         "items": codec.canonical([list(item) for item in items]).decode(),
         "created_ms": now,
-        "expires_ms": now + TTL_SECONDS * 1000,
+        "expires_ms": expires_ms,
     }
     conn.execute("DELETE FROM review_snapshots WHERE kind = ?", (kind,))
     rows.insert(conn, "review_snapshots", values)
-    return int(values["expires_ms"])
+    return expires_ms
 
 
 def resolve(conn: sqlite3.Connection, kind: str, number: int) -> tuple[str, str]:

@@ -98,8 +98,8 @@ def corrections(text: str) -> tuple[list[str], set[str]] | None:
         repeated = markers & {"again", "told"} and _ASK.search(sentence) and len(_content(sentence)) >= 3
         if ruled or repeated:
             out.append(sentence)
-    ruled = [sentence for sentence in out if _RULE.search(sentence)]
-    out = ruled or out
+    rules = [sentence for sentence in out if _RULE.search(sentence)]
+    out = rules or out
     if not out or not markers & {"always", "again", "told"}:
         return None
     return out[:MAX_DIRECTIVES], markers

@@ -121,7 +121,7 @@ def clauses(text: str) -> list[str]:
 def gist(text: str, context: str = "") -> str:
     """The request in `text` without reasons, markers, habitual phrases and fillers, generalised; with
     `context` (what a pronoun object refers to) in front."""
-    kept = []
+    kept: list[str] = []
     for clause in clauses(phrasing.generalise(text)):
         stripped = wording._strip_lead(clause)[0]
         if not stripped or (_REASON.match(stripped) and kept):
@@ -142,9 +142,9 @@ def terms(text: str) -> frozenset[str]:
     """Distinctive word stems and code tokens ("pipefail", "%w", "--force", "table-driven")."""
     found: set[str] = set()
     for word in wording.content_words(text):
-        stem = wording._stem(word)
-        if word not in GENERIC and stem not in GENERIC and len(stem) >= 3:
-            found.add(stem)
+        root = wording._stem(word)
+        if word not in GENERIC and root not in GENERIC and len(root) >= 3:
+            found.add(root)
     if not text.isascii():  # other scripts and accented words: the language's own stems
         from habitus.lang.words import STOP_WORDS, language_of, stem, tokens
 

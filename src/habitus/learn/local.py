@@ -42,7 +42,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from habitus.habits.lifecycle import Evidence, Proposal
 from habitus.learn import foreign, phrasing
@@ -53,6 +53,8 @@ if TYPE_CHECKING:
     import numpy as np
 
     from habitus.embed.engine import Embedder
+
+_D = TypeVar("_D", str, None)
 
 REJECTION_WINDOW_S = 30 * 60
 # Calibrated on the labelled conversations of tests/fixtures/analyze and analyze_heldout (pairs of
@@ -87,22 +89,29 @@ def observation(index: int, record: dict[str, Any]) -> Observation:
     """An observation record as the analyzers see it (payload fields with safe defaults). A prompt that
     capture recorded as someone else's (a teammate, a pasted plan, a command, a hook, a tool, a
     subagent) reads as empty: it is context, never the user's words."""
-    payload = record.get("payload") if isinstance(record.get("payload"), dict) else {}
-    source = payload.get("source") if isinstance(payload.get("source"), str) else "user"
-    stamp = payload.get("user_at") if isinstance(payload.get("user_at"), str) else None
+    raw = record.get("payload")
+    payload: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    source = _str(payload, "source", "user")
+    stamp = _str(payload, "user_at", None)
     if stamp is None or not _DAY.match(stamp):
-        stamp = record.get("at") if isinstance(record.get("at"), str) else ""
+        stamp = _str(record, "at", "")
     return Observation(
         index=index,
         ref=f"obs-{record['gen']}:{record['seq']}:{record['checksum']}",
         day=_day(stamp),
         at=_epoch(stamp),
-        session=payload.get("session") if isinstance(payload.get("session"), str) else None,
-        user=payload.get("user") if isinstance(payload.get("user"), str) and source == "user" else "",
-        assistant=payload.get("assistant") if isinstance(payload.get("assistant"), str) else "",
-        outcome=payload.get("outcome") if isinstance(payload.get("outcome"), str) else "complete",
+        session=_str(payload, "session", None),
+        user=_str(payload, "user", "") if source == "user" else "",
+        assistant=_str(payload, "assistant", ""),
+        outcome=_str(payload, "outcome", "complete"),
         source=source,
     )
+
+
+def _str(mapping: dict[str, Any], key: str, default: _D) -> str | _D:
+    """`mapping[key]` when it is a string, else `default`: records come from disk and may be damaged."""
+    value = mapping.get(key)
+    return value if isinstance(value, str) else default
 
 
 def _day(stamp: str) -> str:
@@ -325,7 +334,7 @@ def analyze(
         if found is not None:
             result.found.append(found)
             cited.update(cluster.groups)
-    result.used = sorted({groups[g].pending for g in cited if groups[g].pending is not None})
+    result.used = sorted({p for g in cited if (p := groups[g].pending) is not None})
     result.keep = _to_keep(groups, observations, {groups[g].observation for g in cited})
     result.found.sort(key=lambda f: (-f.proposal.confidence_bp, f.proposal.behavior))
     return result
@@ -738,7 +747,7 @@ def _proposal(
         else min(PREFERENCE_MAX_BP, PREFERENCE_BASE_BP + PREFERENCE_STEP_BP * (len(cited) - 1))
     )
     confidence = min(confidence, FRICTION_MAX_BP)
-    notes = {}
+    notes: dict[int, str] = {}
     for m in members:
         notes.setdefault(m.observation, m.text[:MAX_NOTE_CHARS])
     evidence = tuple(

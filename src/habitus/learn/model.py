@@ -66,8 +66,8 @@ def request(
         seen = observation(0, record)
         user, _ = redact(seen.user[:USER_CHARS])
         assistant, _ = redact(seen.assistant[-ASSISTANT_CHARS:])
-        payload = record.get("payload") if isinstance(record.get("payload"), dict) else {}
-        tools = payload.get("tools") if isinstance(payload.get("tools"), list) else []
+        payload = raw if isinstance(raw := record.get("payload"), dict) else {}
+        tools = listed if isinstance(listed := payload.get("tools"), list) else []
         shown.append(
             {
                 "seq": record["seq"],

@@ -206,13 +206,13 @@ def situation(texts: list[str], *, phrase: bool = False) -> tuple[str, int | Non
         return (f"When writing {head}" if head in _WRITTEN else "When writing code"), None
     for text in texts:
         clause = re.split(r"[.,;:!?]", generalise(text), maxsplit=1)[0]
-        found = words(clause)
-        if found and found[0] in ("don't", "dont", "never", "do", "no", "always", "stop", "avoid"):
-            found = found[2:] if found[:2] == ["do", "not"] else found[1:]
-        verb = (_degerund(found[0]) or _verb(found[0], typo=True)) if found else None
+        said = words(clause)
+        if said and said[0] in ("don't", "dont", "never", "do", "no", "always", "stop", "avoid"):
+            said = said[2:] if said[:2] == ["do", "not"] else said[1:]
+        verb = (_degerund(said[0]) or _verb(said[0], typo=True)) if said else None
         if verb:
             rest: list[str] = []
-            for word in found[1:]:
+            for word in said[1:]:
                 placing = verb in _PLACING and word in ("into", "to", "in", "on")  # "put X into git"
                 if (
                     word in _OBJECT_END
@@ -238,7 +238,9 @@ def situation(texts: list[str], *, phrase: bool = False) -> tuple[str, int | Non
                 return f"When {_gerund(verb)} {' '.join(rest[:5])}", None
     for text in texts:
         found = (
-            _NO_THING.match(text) and re.split(r"[.,;:!?]| in | for ", generalise(text)[3:], maxsplit=1)[0]
+            re.split(r"[.,;:!?]| in | for ", generalise(text)[3:], maxsplit=1)[0]
+            if _NO_THING.match(text)
+            else ""
         )
         if found and _situation_ok(found):
             thing = found.strip()

@@ -310,7 +310,7 @@ def _contradicted(ledger: Ledger, analysis: Analysis) -> list[dict[str, Any]]:
     from habitus.habits.lifecycle import mark_dormant
     from habitus.habits.store import get_habit
 
-    out = []
+    out: list[dict[str, Any]] = []
     for item in getattr(analysis, "contradictions", []):
         if get_habit(ledger.conn, item.habit)["status"] != "active" or any(
             d["id"] == item.habit for d in out

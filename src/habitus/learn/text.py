@@ -705,16 +705,15 @@ def read_message(
                 made, needs_friction = rule
                 if not needs_friction:
                     markers.add("rule")  # "X never goes into git", "X must never ...": prohibitive
-            elif _FORGOT.match(stripped):
-                missing = _FORGOT.match(stripped)[1]  # type: ignore[index]
+            elif forgot := _FORGOT.match(stripped):
+                missing = forgot[1]
                 made = missing if _starts_imperative(missing) else f"include {missing}"
                 markers.add("blame")
-            elif question and (_WHERE.match(stripped) or _WHY_NO.match(stripped)):
-                found = _WHERE.match(stripped) or _WHY_NO.match(stripped)
-                made = f"include {found[1]}"  # type: ignore[index]
+            elif question and (place := _WHERE.match(stripped) or _WHY_NO.match(stripped)):
+                made = f"include {place[1]}"
                 markers |= {"missing", "asked"}
-            elif question and _WHY_THERE.match(stripped):
-                made = f"no {_WHY_THERE.match(stripped)[1]}"  # type: ignore[index]
+            elif question and (unwanted := _WHY_THERE.match(stripped)):
+                made = f"no {unwanted[1]}"
                 markers |= {"unwanted", "asked"}
             elif _again_unwanted(stripped, markers, before):
                 made = f"no {stripped}"  # "again console in library code" after the agent logged again

@@ -47,10 +47,10 @@ def accept(
 ) -> dict[str, Any]:
     """The answer as an object, or ModelError (not_json, injection, schema_invalid) carrying the text."""
 
-    def fail(reason: str, message: str, **details: object) -> ModelError:
-        return ModelError(
-            reason, f"models.{model}: {message}", model=model, purpose=purpose, answer=text, **details
-        )
+    def fail(reason: str, message: str, **details: str) -> ModelError:
+        error = ModelError(reason, f"models.{model}: {message}", model=model, purpose=purpose, answer=text)
+        error.details.update(details)  # free-form facts, never read as ModelError's own parameters
+        return error
 
     obj = parse(text)
     if obj is None:

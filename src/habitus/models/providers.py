@@ -65,14 +65,15 @@ def complete(endpoint: Endpoint, request: Request, *, deadline: float) -> str:
             return _anthropic(endpoint, request, deadline)
         return _openai(endpoint, request, deadline)
     except transport.TransportError as exc:
-        raise ModelError(
+        error = ModelError(
             exc.reason,
             f"models.{endpoint.name}: {exc.message}",
             model=endpoint.name,
             purpose=request.purpose,
             retry_after=exc.retry_after,
-            **exc.details,
-        ) from None
+        )
+        error.details.update(exc.details)  # free-form facts, never read as ModelError's own parameters
+        raise error from None
 
 
 def join_url(base: str, suffix: str) -> str:
@@ -144,9 +145,10 @@ def _anthropic(endpoint: Endpoint, request: Request, deadline: float) -> str:
     if not isinstance(blocks, list):
         raise fail("bad_response", "the response has no content list")
     texts = [b.get("text") for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
-    if not all(isinstance(t, str) for t in texts):
+    strings = [t for t in texts if isinstance(t, str)]
+    if len(strings) != len(texts):
         raise fail("bad_response", "a text block of the response has no text string")
-    content = "".join(texts)
+    content = "".join(strings)
     stop = data.get("stop_reason")
     if stop == "refusal":
         raise fail("refusal", "the model declined to answer")

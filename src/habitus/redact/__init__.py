@@ -28,6 +28,7 @@ Patterns compile on first use, so importing this module costs nothing.
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any
 
 from habitus.redact import context, entropy, pem
@@ -167,7 +168,7 @@ def _random_tokens(text: str, candidate: Lazy) -> tuple[str, int]:
         if start and text[start - 1] == "\\":  # "\nMIIE...": an escape, then the token
             token, start = token[1:], start + 1
         trimmed = token.rstrip(".-~")
-        if entropy.random_token(trimmed, hash_context=lambda at=start: _hash_context(text, at)):
+        if entropy.random_token(trimmed, hash_context=partial(_hash_context, text, start)):
             out += [text[position:start], "[REDACTED:high_entropy]"]
             position = start + len(trimmed)
             count += 1

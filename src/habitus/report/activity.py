@@ -87,7 +87,7 @@ def activity(
         sources["mutes_problem"] = exc.message
 
     series = [{"day": day, **rows[day]} for day in names]
-    totals = {key: sum(row[key] for row in series) for key in SERIES}
+    totals = {key: sum(rows[day][key] for day in names) for key in SERIES}
     return {
         "days": days,
         "since": since,

@@ -20,7 +20,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from habitus.errors import HabitusError
 
@@ -70,31 +70,40 @@ def load_catalog(path: Path) -> list[ActiveHabit]:
 
     habits = []
     for number, obj in _lines(path, "habit catalog"):
-        values = [obj.get(k) for k in ("id", "condition", "behavior")]
-        if not all(isinstance(v, str) and v.strip() for v in values) or obj.get("polarity", 1) not in (1, -1):
+        habit_id, condition, behavior = (obj.get(k) for k in ("id", "condition", "behavior"))
+        polarity = obj.get("polarity", 1)
+        if not (_filled(habit_id) and _filled(condition) and _filled(behavior)) or polarity not in (1, -1):
             raise HabitusError(
                 "bad_request",
                 f"{path}:{number}: expected id, condition, behavior (strings) and polarity 1/-1",
             )
-        habits.append(ActiveHabit(values[0], values[1], values[2], obj.get("polarity", 1), 10000, "", ""))
+        habits.append(ActiveHabit(habit_id, condition, behavior, polarity, 10000, "", ""))
     if len({h.id for h in habits}) != len(habits):
         raise HabitusError("bad_request", f"{path}: habit ids are not unique")
     return habits
 
 
+def _filled(value: object) -> TypeGuard[str]:
+    return isinstance(value, str) and bool(value.strip())
+
+
 def load_cases(path: Path, known: set[str]) -> list[Case]:
     cases = []
     for number, obj in _lines(path, "cases"):
-        prompt, context, expected = obj.get("prompt"), obj.get("context", []), obj.get("expected")
-        ok = (
-            isinstance(obj.get("id"), str)
+        case_id, prompt, context, expected = (
+            obj.get("id"),
+            obj.get("prompt"),
+            obj.get("context", []),
+            obj.get("expected"),
+        )
+        if not (
+            isinstance(case_id, str)
             and isinstance(prompt, str)
             and isinstance(context, list)
             and all(isinstance(m, str) for m in context)
             and isinstance(expected, list)
             and all(isinstance(e, str) for e in expected)
-        )
-        if not ok:
+        ):
             raise HabitusError(
                 "bad_request",
                 f"{path}:{number}: expected id and prompt (strings), context and expected (lists of strings)",
@@ -102,8 +111,8 @@ def load_cases(path: Path, known: set[str]) -> list[Case]:
         unknown = set(expected) - known
         if unknown:
             raise HabitusError("bad_request", f"{path}:{number}: expected names a habit not in the catalog")
-        category = obj.get("category") if isinstance(obj.get("category"), str) else "uncategorised"
-        cases.append(Case(obj["id"], prompt, tuple(context), frozenset(expected), category))
+        category = named if isinstance(named := obj.get("category"), str) else "uncategorised"
+        cases.append(Case(case_id, prompt, tuple(context), frozenset(expected), category))
     return cases
 
 
@@ -111,7 +120,7 @@ def split(cases: list[Case], part: str) -> list[Case]:
     """The fit or holdout half (stratified by category), or all cases."""
     if part == "all":
         return list(cases)
-    keep = set()
+    keep: set[str] = set()
     for category in sorted({c.category for c in cases}):
         ordered = sorted(
             (c for c in cases if c.category == category),

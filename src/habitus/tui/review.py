@@ -105,8 +105,8 @@ def describe(item: review.Item) -> Text:
             out.append(f"   When: {habit['condition']}\n   Do:   {habit['behavior']}")
             out.append("" if habit["polarity"] == 1 else "  (avoid)")
             out.append("\n\n")
-        label = {habit["id"]: name for name, habit in zip(("A", "B"), body["habits"], strict=True)}
-        keeps = {action: label.get(kept, kept) for action, kept in body["keeps"].items()}
+        letter = {habit["id"]: name for name, habit in zip(("A", "B"), body["habits"], strict=True)}
+        keeps = {action: letter.get(kept, kept) for action, kept in body["keeps"].items()}
         if "merge" in item.actions:
             out.append(
                 f"m merge keeps {keeps['merge']} (with both habits' evidence) and archives the other\n"
