@@ -79,12 +79,9 @@ def hooks(harness: str) -> dict[str, Any]:
     return snippet(harness)
 
 
-# -- Claude Code -----------------------------------------------------------------------------------------
-
-
-def claude_code() -> dict[str, str]:
-    plugin = "plugins/claude-code"
-    manifest = {
+def _manifest() -> dict[str, object]:
+    """The fields Claude Code's plugin.json and Codex's share, in the order both files write them."""
+    return {
         "name": NAME,
         "version": __version__,
         "description": DESCRIPTION,
@@ -92,6 +89,14 @@ def claude_code() -> dict[str, str]:
         "license": "Apache-2.0",
         "keywords": KEYWORDS,
     }
+
+
+# -- Claude Code -----------------------------------------------------------------------------------------
+
+
+def claude_code() -> dict[str, str]:
+    plugin = "plugins/claude-code"
+    manifest = _manifest()
     marketplace = {
         "name": NAME,
         "owner": AUTHOR,
@@ -137,12 +142,7 @@ def claude_code() -> dict[str, str]:
 def codex() -> dict[str, str]:
     plugin = "plugins/codex"
     manifest = {
-        "name": NAME,
-        "version": __version__,
-        "description": DESCRIPTION,
-        "author": AUTHOR,
-        "license": "Apache-2.0",
-        "keywords": KEYWORDS,
+        **_manifest(),
         "hooks": "./hooks/hooks.json",
         "mcpServers": "./.mcp.json",
         "skills": "./skills/",
