@@ -304,6 +304,19 @@ def _drawn(renderer: object, result: dict[str, object], width: int = 100) -> str
     return out.getvalue()
 
 
+def test_a_project_habit_says_where_it_applies_and_a_personal_one_says_nothing() -> None:
+    from habitus.render.habits import habit_list, habit_show
+
+    base = {"condition": "When releasing", "behavior": "Do run the whole suite", "status": "active"}
+    project = {**base, "id": "h-cccccccccccc", "scope": "project", "projects": ["/src/a", "/src/b", "/c"]}
+    personal = {**base, "id": "h-dddddddddddd", "scope": "personal", "projects": None}
+    listed = _drawn(habit_list, {"items": [{**project, "n": 1}, {**personal, "n": 2}]}, width=160)
+    assert listed.count("project habit: only in /src/a, /src/b and 1 more") == 1
+    shown = _drawn(habit_show, {"habit": project})
+    assert "project habit: only in /src/a, /src/b and 1 more" in shown
+    assert "project habit" not in _drawn(habit_show, {"habit": personal})
+
+
 def test_renderers_show_pairs_findings_and_proposals_and_never_read_markup() -> None:
     from habitus.render.analyze import analyze
     from habitus.render.dedupe import dedupe_list

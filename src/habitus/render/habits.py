@@ -37,6 +37,8 @@ def habit_list(result: dict[str, Any], out: Console) -> None:
             notes.append(f"law: {esc(item['law'])}")
         if item.get("pending_relations"):
             notes.append(f"{len(item['pending_relations'])} possible duplicate(s)")
+        if item.get("scope") == "project":
+            notes.append(_projects(item))
         text = shorten(wording(item)) + (f"\n[dim]{'; '.join(notes)}[/dim]" if notes else "")
         table.add_row(
             str(item.get("n", "")),
@@ -51,6 +53,13 @@ def habit_list(result: dict[str, Any], out: Console) -> None:
         f"[dim]Numbers valid until {result.get('snapshot_expires_at', '')}: "
         "habitus habit approve N --checksum PREFIX[/dim]"
     )
+
+
+def _projects(habit: dict[str, Any]) -> str:
+    """A project habit applies only inside the repositories it was adopted in: say which."""
+    folders = [str(f) for f in habit.get("projects") or []]
+    shown = ", ".join(folders[:2]) + (f" and {len(folders) - 2} more" if len(folders) > 2 else "")
+    return f"project habit: only in {esc(shown)}"
 
 
 def _counts(result: dict[str, Any], out: Console) -> None:
@@ -84,6 +93,8 @@ def habit_show(result: dict[str, Any], out: Console) -> None:
         f"{summary.get('days', 0)} days ({summary.get('stage', '')})"
     )
     out.print(f"checksum {habit.get('checksum', '')}")
+    if habit.get("scope") == "project":
+        out.print(_projects(habit))
     provenance = habit.get("provenance")
     if provenance:
         edited = ", edited after export" if provenance.get("edited") else ""
