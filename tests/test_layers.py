@@ -43,6 +43,7 @@ FRONT = {
     "hookmode",
     "io",
     "launcher",
+    "lazygroup",  # the click group that imports a subcommand only when it runs (habitus, habitus eval)
     "mcp",  # the agent's face: an MCP server beside the command line
     "options",
     "render",  # terminal rendering

@@ -14,6 +14,7 @@ import click
 
 from habitus import __version__, hookmode
 from habitus.errors import HabitusError
+from habitus.lazygroup import LazyGroup
 
 # name -> (module[:attribute], one-line help). The help is repeated here so that `habitus --help`
 # need not import every command; a test checks it matches each command's own first line.
@@ -54,25 +55,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-class LazyGroup(click.Group):
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        entry = COMMANDS.get(cmd_name)
-        if entry is None:
-            return None
-        import importlib
-
-        module_name, _, attribute = entry[0].partition(":")
-        command = getattr(importlib.import_module(module_name), attribute or "cli")
-        assert isinstance(command, click.Command)
-        return command
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
-        with formatter.section("Commands"):
-            formatter.write_dl(rows)
+class RootGroup(LazyGroup):
+    """The top-level group: its main() is where hook mode is armed and every failure becomes an exit."""
 
     def main(  # type: ignore[override]
         self,
@@ -197,7 +181,9 @@ def _log_hook_failure(error: HabitusError, argv: list[str], call: tuple[str, str
 
 
 @click.group(
-    cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}
+    cls=RootGroup,
+    table=COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 @click.version_option(__version__, "-V", "--version", prog_name="habitus", message="%(prog)s %(version)s")
 def root() -> None:

@@ -5,9 +5,9 @@ Each subcommand lives in its own module (commands/eval_<name>.py) and is loaded 
 
 from __future__ import annotations
 
-import importlib
-
 import click
+
+from habitus.lazygroup import LazyGroup
 
 # name -> (module, one-line help); the help is repeated so `habitus eval --help` imports nothing.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -27,26 +27,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-class LazyEvalGroup(click.Group):
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(SUBCOMMANDS)
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        entry = SUBCOMMANDS.get(cmd_name)
-        if entry is None:
-            return None
-        command = importlib.import_module(entry[0]).cli
-        assert isinstance(command, click.Command)
-        return command
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, SUBCOMMANDS[name][1]) for name in self.list_commands(ctx)]
-        if rows:
-            with formatter.section("Commands"):
-                formatter.write_dl(rows)
-
-
-@click.group(cls=LazyEvalGroup)
+@click.group(cls=LazyGroup, table=SUBCOMMANDS)
 def cli() -> None:
     """Measure habitus on a labelled set: precision, recall and a confusion table.
 
