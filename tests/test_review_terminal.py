@@ -5,7 +5,6 @@ installed when absent and possible, otherwise these tests skip)."""
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shlex
 import sqlite3
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run
+from habitus.state import statelock
 from review_helpers import build, copy, dump, ids, normalised
 from system_packages import program
 
@@ -164,13 +164,9 @@ def ledger_busy(root: Path) -> Iterator[None]:
 
 @contextmanager
 def restoring(root: Path) -> Iterator[None]:
-    """The state lock held exclusively, as a restore does while it swaps files."""
-    fd = os.open(root / "locks" / "state.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    """The state lock held exclusively, through the function restore itself uses while it swaps files."""
+    with statelock.exclusive(root, wait=5):
         yield
-    finally:
-        os.close(fd)
 
 
 @pytest.mark.parametrize("hold", [ledger_busy, restoring])
