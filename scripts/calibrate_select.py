@@ -3,21 +3,27 @@
     .venv/bin/python scripts/calibrate_select.py [--model e5|minilm] [--write] [--report FILE]
 
 Training data (all hand-written, none blind): tests/fixtures/select/cases.jsonl, cases_blind.jsonl
-(named so historically; measured and tuned on, so it is dev data now) and train_multilingual.jsonl
-(training prompts in English, German, Spanish, French, Portuguese, Russian, Japanese and Chinese).
+(named so historically; measured and tuned on, so it is dev data now), train_multilingual.jsonl
+(training prompts in English, German, Spanish, French, Portuguese, Russian, Japanese and Chinese) and
+dev_paste.jsonl (long prompts with pasted logs, traces, diffs and code around the user's ask).
 
 1. The live-request classifier: a logistic regression (L2, Newton's method, deterministic) over the
    embedding of each whole prompt. Live (1): applies, paraphrase, mixed, unrelated, near_miss and the
    follow-ups that expect a habit; not live (0): negation, hypothetical, quotation, meta.
 2. The pair model: a logistic regression over `gate.FEATURES` for every (case, retrieved habit) row,
    labelled 1 when the habit is expected for the case.
-3. Five-fold cross-validation by case (folds by SHA-256 of the id; both models refitted on the other
-   four folds) gives out-of-fold probabilities; the acceptance threshold is the lowest (in steps of
-   250 bp) whose out-of-fold precision is at least TARGET_PRECISION, so that unseen prompts keep
-   precision at the cost of recall.
+3. Five-fold cross-validation grouped by habit (each habit's fold by SHA-256 of its id; a case goes
+   to the fold of its first expected habit, a case expecting none by SHA-256 of its id; both models
+   refitted on the other four folds, without any row of a held-out habit), so that no habit's own
+   prompts ever train its own score: what an unseen catalog meets. It gives out-of-fold probabilities;
+   the acceptance threshold is the lowest (in steps of 250 bp) whose out-of-fold precision on prompts
+   read as English is at least TARGET_PRECISION, and a second one, for prompts not read as English,
+   the lowest whose precision on those is at least FOREIGN_PRECISION: so that unseen prompts keep
+   precision at the cost of recall. (Folds by case, as before 2026-12-02, let a habit's paraphrases
+   train its own score and overstated recall: docs/quality.md.)
 4. Ablation: each rule feature is dropped (its column zeroed, both models refitted) and the
-   out-of-fold F1 at the chosen threshold compared; a rule feature that does not gain is dropped from
-   the written gate (weight 0) and listed under "dropped".
+   out-of-fold F1 at the chosen threshold compared; a rule feature whose removal raises F1 by more
+   than NOISE_F1 is dropped from the written gate (weight 0) and listed under "dropped".
 
 With --catalog small, every case is judged against a small catalog instead (2 to 8 habits: the expected
 ones and others drawn by the case's hash), and the gate for catalogs under gate.SMALL_CATALOG habits is
@@ -41,20 +47,26 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 SELECT = REPO / "tests" / "fixtures" / "select"
-SETS = ("cases.jsonl", "cases_blind.jsonl", "train_multilingual.jsonl")
+SETS = ("cases.jsonl", "cases_blind.jsonl", "train_multilingual.jsonl", "dev_paste.jsonl")
 GATE = REPO / "src" / "habitus" / "select" / "gate.json"
 LIVE = {"applies", "paraphrase", "mixed", "unrelated", "near_miss"}
 NOT_LIVE = {"negation", "hypothetical", "quotation", "meta"}
 LIVE_L2 = 30.0
 PAIR_L2 = 1.0
 FOLDS = 5
-TARGET_PRECISION = 0.93
+TARGET_PRECISION = 0.90  # habit-grouped folds: on 2026-12-01 their precision matched the unseen set's
+FOREIGN_PRECISION = 0.97  # prompts not read as English: no English rule reads their mood, so a stricter floor
 SMALL = (2, 3, 5, 8)
-SMALL_PRECISION = 0.90  # a small catalog holds fewer near misses: its floor is the acceptance target
+SMALL_PRECISION = 0.92  # small catalogs (their case-fold floor 0.90 gave 0.78 on an unseen catalog)
+SMALL_FOREIGN_PRECISION = 0.95  # few non-English pairs there: at 0.97 one false pair sets it to 9000
 CATALOG = "full"  # --catalog: fit the gate for the full catalog or for small ones (gate.SMALL_CATALOG)  # sizes of the small catalogs each case is also judged against
 REFERENCE: tuple[float, ...] = ()
 LIMIT = 3
 THRESHOLDS = range(2000, 9501, 250)
+# An ablation's F1 moves by about this much when one or two of the ~380 expected pairs change: a rule
+# feature is dropped only when the fit without it is better by more (grouped folds are noisier than
+# folds by case, and a feature dropped on noise let "how big is the current Dockerfile?" select).
+NOISE_F1 = 0.01
 
 
 def fit(x: np.ndarray, y: np.ndarray, l2: float, iterations: int = 30) -> tuple[np.ndarray, float]:
@@ -86,8 +98,16 @@ def _fit(x: np.ndarray, y: np.ndarray, l2: float, iterations: int) -> tuple[np.n
     return w[:-1], float(w[-1])
 
 
-def fold_of(case_id: str) -> int:
-    base = case_id.removesuffix("~small")  # a case and its small-catalog copy share a fold
+def habit_fold(habit_id: str) -> int:
+    return int(hashlib.sha256(habit_id.encode()).hexdigest(), 16) % FOLDS
+
+
+def fold_of(case) -> int:  # type: ignore[no-untyped-def]
+    """The fold of a case: that of its first expected habit, else by its id (a case and its
+    small-catalog copy share a fold)."""
+    if case.expected:
+        return habit_fold(sorted(case.expected)[0])
+    base = case.id.removesuffix("~small")
     return int(hashlib.sha256(base.encode()).hexdigest(), 16) % FOLDS
 
 
@@ -184,7 +204,7 @@ def live_label(case) -> int | None:  # type: ignore[no-untyped-def]
     return None
 
 
-def train(habits, prepared, *, zeroed: tuple[str, ...] = ()):  # type: ignore[no-untyped-def]
+def train(habits, prepared, *, zeroed: tuple[str, ...] = (), held_out: int | None = None):  # type: ignore[no-untyped-def]
     from habitus.select import gate, judge
 
     xs, ys = [], []
@@ -200,8 +220,11 @@ def train(habits, prepared, *, zeroed: tuple[str, ...] = ()):  # type: ignore[no
         for j, values, _ in judge.candidates(
             habits, item.query, item.found, live_model=live, reference=REFERENCE
         ):
+            habit = habits[item.found.picked[j]].id
+            if held_out is not None and habit_fold(habit) == held_out:
+                continue  # no row of a held-out habit trains the gate that scores it
             rows.append(_zero(values, zeroed))
-            labels.append(float(habits[item.found.picked[j]].id in item.case.expected))
+            labels.append(float(habit in item.case.expected))
     pw, pb = fit(np.asarray(rows), np.asarray(labels), PAIR_L2)
     return gate.Gate(gate.Logistic(tuple(float(v) for v in pw), pb), 5000, live, zeroed)
 
@@ -213,30 +236,34 @@ def _zero(values, zeroed):  # type: ignore[no-untyped-def]
 
 
 def out_of_fold(habits, prepared, *, zeroed=()):  # type: ignore[no-untyped-def]
-    """Per case: [(habit id, probability, rule reason)] from a gate fitted on the other folds."""
+    """Per case: (read as English, [(habit id, probability)]) from a gate fitted on the other folds."""
+    from habitus.lang.words import language_of
     from habitus.select import judge
 
     out = {}
     for fold in range(FOLDS):
-        model = train(habits, [p for p in prepared if fold_of(p.case.id) != fold], zeroed=zeroed)
+        model = train(habits, [p for p in prepared if fold_of(p.case) != fold], zeroed=zeroed, held_out=fold)
         for item in prepared:
-            if fold_of(item.case.id) != fold:
+            if fold_of(item.case) != fold:
                 continue
             rows = judge.candidates(
                 habits, item.query, item.found, live_model=model.live, reference=REFERENCE
             )
-            out[item.case.id] = [
-                (habits[item.found.picked[j]].id, model.probability(_zero(v, zeroed))) for j, v, _ in rows
-            ]
+            english = language_of(item.query.unquoted) == "english"  # as the gate's "english" feature
+            out[item.case.id] = (
+                english,
+                [(habits[item.found.picked[j]].id, model.probability(_zero(v, zeroed))) for j, v, _ in rows],
+            )
     return out
 
 
 def tally(prepared, scored, threshold, groups=None):  # type: ignore[no-untyped-def]
+    """Totals [tp, fp, fn, cases] per group at `threshold`: (for English prompts, for the others)."""
     totals: dict[str, list[int]] = {}
     for item in prepared:
-        chosen = sorted(((p, h) for h, p in scored[item.case.id] if p * 10000 >= threshold), reverse=True)[
-            :LIMIT
-        ]
+        english, rows = scored[item.case.id]
+        at = threshold[0] if english else threshold[1]
+        chosen = sorted(((p, h) for h, p in rows if p * 10000 >= at), reverse=True)[:LIMIT]
         selected = {h for _, h in chosen}
         expected = set(item.case.expected)
         keys = ["all", *(groups(item) if groups else [])]
@@ -265,23 +292,24 @@ def figures(t: list[int]) -> dict[str, float | int | None]:
     }
 
 
-def choose(prepared, scored) -> int:  # type: ignore[no-untyped-def]
-    """The lowest threshold whose precision reaches TARGET_PRECISION on the full catalog and
-    SMALL_PRECISION on the small ones."""
-
-    def kind(item):  # type: ignore[no-untyped-def]
-        return ["small" if item.case.id.endswith("~small") else "full"]
-
-    for threshold in THRESHOLDS:
-        totals = tally(prepared, scored, threshold, kind)
-        totals.pop("all")
-        if all(
-            t[0] + t[1] and t[0] / (t[0] + t[1]) >= floor
-            for k, t in totals.items()
-            for floor in [TARGET_PRECISION if k == "full" else SMALL_PRECISION]
-        ):
-            return threshold
-    return THRESHOLDS[-1]
+def choose(prepared, scored) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    """(English, other languages): for each, the lowest threshold whose precision on those prompts
+    reaches TARGET_PRECISION, FOREIGN_PRECISION for the others (SMALL_* on small catalogs)."""
+    small = any(item.case.id.endswith("~small") for item in prepared)
+    chosen = []
+    for english, floor in (
+        (True, SMALL_PRECISION if small else TARGET_PRECISION),
+        (False, SMALL_FOREIGN_PRECISION if small else FOREIGN_PRECISION),
+    ):
+        part = [item for item in prepared if scored[item.case.id][0] == english]
+        found = THRESHOLDS[-1]
+        for threshold in THRESHOLDS:
+            t = tally(part, scored, (threshold, threshold))["all"]
+            if t[0] + t[1] and t[0] / (t[0] + t[1]) >= floor:
+                found = threshold
+                break
+        chosen.append(found)
+    return chosen[0], chosen[1]
 
 
 def main() -> int:
@@ -319,7 +347,9 @@ def main() -> int:
     report = {
         "model": kind,
         "cases": len(prepared),
-        "accept_bp": threshold,
+        "accept_bp": threshold[0],
+        "accept_foreign_bp": threshold[1],
+        "folds": "grouped by habit",
         "cv": {k: figures(v) for k, v in sorted(tally(prepared, scored, threshold, groups).items())},
         "ablation": {},
     }
@@ -331,20 +361,24 @@ def main() -> int:
             at = choose(prepared, other)
             f1 = figures(tally(prepared, other, at)["all"])["f1"] or 0.0
             report["ablation"][rule] = {"f1_without": f1, "f1_with": base, "gain": round(base - f1, 3)}
-            if base - f1 <= 0:
+            if base - f1 < -NOISE_F1:
                 dropped.append(rule)
+    if dropped:  # refit and re-choose without the rule features that gained nothing: the gate written
+        scored = out_of_fold(habits, prepared, zeroed=tuple(dropped))
+        threshold = choose(prepared, scored)
+        report["cv_with_every_rule"] = report["cv"]
+        report["cv"] = {k: figures(v) for k, v in sorted(tally(prepared, scored, threshold, groups).items())}
+        report.update(accept_bp=threshold[0], accept_foreign_bp=threshold[1], dropped=dropped)
     print(json.dumps(report, indent=1))
     if args.report:
         Path(args.report).write_text(json.dumps(report, indent=1) + "\n")
     if args.write:
-        if dropped:  # refit and re-choose without the rule features that gained nothing
-            scored = out_of_fold(habits, prepared, zeroed=tuple(dropped))
-            threshold = choose(prepared, scored)
         model = train(habits, prepared, zeroed=tuple(dropped))
         data = json.loads(GATE.read_text()) if GATE.exists() else {"models": {}}
         data["features"] = list(gate.FEATURES)
         data["models"][kind if CATALOG == "full" else f"{kind}/small"] = {
-            "accept_bp": threshold,
+            "accept_bp": threshold[0],
+            "accept_foreign_bp": threshold[1],
             "dropped": dropped,
             "pair": {"weights": [round(w, 4) for w in model.pair.weights], "bias": round(model.pair.bias, 4)},
             "live": {"weights": [round(w, 5) for w in model.live.weights], "bias": round(model.live.bias, 5)},
@@ -352,7 +386,7 @@ def main() -> int:
             "fitted_on": {"cases": len(prepared), "sets": list(SETS)},
         }
         GATE.write_text(json.dumps(data, separators=(",", ":")) + "\n")
-        print(f"wrote {GATE} ({kind}: accept {threshold} bp, dropped {dropped})")
+        print(f"wrote {GATE} ({kind}: accept {threshold} bp (English, others), dropped {dropped})")
     return 0
 
 

@@ -65,9 +65,10 @@ def test_keep_leaves_the_folder_to_type_along(tmp_path: Path) -> None:
         reading = next(h["id"] for h in listed if "whole file" in h["behavior"])
         release = next(h["id"] for h in listed if "release" in h["condition"])
         for prompt, wanted in (
-            ("change the rounding in categories.py", reading),
+            ("edit categories.py so it rounds half up", reading),
             ("is 0.8 ready to be released?", release),
             ("Lies die Datei settings.py komplett, bevor du sie änderst", reading),
+            ("categories.py を最初から最後まで全部読んでから直して", reading),  # Japanese, not the tour's
         ):
             chosen = _habitus(kept / "state", ["select"], {"prompt": prompt})["habits"]
             assert wanted in [h["id"] for h in chosen], prompt
@@ -75,6 +76,7 @@ def test_keep_leaves_the_folder_to_type_along(tmp_path: Path) -> None:
             "don't release anything today",
             "what does a release candidate mean?",
             "リリースしないで",
+            "die Datei nicht lesen, nur umbenennen",
         ):
             assert _habitus(kept / "state", ["select"], {"prompt": prompt})["habits"] == [], prompt
     finally:

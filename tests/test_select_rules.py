@@ -81,7 +81,6 @@ def test_rule_categories_reject(prompt: str, habit: str, reason: str | None) -> 
         ("dockerize the worker", ["h29"]),
         ("the login test keeps failing, dig into it", ["h05"]),
         ("give PR 231 a review", ["h16"]),
-        ("have a read of src/app/router.ts", ["h07"]),
         ("put up a PR for this branch", ["h17"]),
         ("update every outdated package to the newest version", ["h10"]),
     ],
@@ -257,3 +256,77 @@ def test_object_words() -> None:
     assert text.object_stems("remove the tmp/ folder") >= {"directory"}
     assert {"pull", "request"} <= text.object_stems("review PR #12")
     assert text.stem("dependencies") == text.stem("dependency")
+
+
+# -- pasted material: the words of a log, trace, diff or code are shown, not asked for ---------------
+
+TRACEBACK = """Traceback (most recent call last):
+  File "/srv/shop/cart.py", line 41, in total
+    return sum(item.price for item in self.items)
+TypeError: unsupported operand type(s) for +: 'int' and 'NoneType'
+"""
+GIT_LOG = """commit 5d1c0e9a77b2
+Author: Ana <ana (at) example.org>
+Date:   Mon Nov 30 09:12:44 2026 +0100
+
+    Delete the unused fixtures and bump the version to 3.2.0
+"""
+
+
+def test_a_paste_is_cut_out_and_the_ask_around_it_stays() -> None:
+    body, count = text.unquote(TRACEBACK + "\nthe cart page shows this since the deploy, can you fix it")
+    assert count >= 1 and "TypeError" not in body and "cart.py" not in body
+    assert body.endswith("the cart page shows this since the deploy, can you fix it")
+    ask = "first the log:\n" + GIT_LOG + "\nwho wrote that?\n" + TRACEBACK
+    body, count = text.unquote(ask)
+    assert body == "first the log:\n…\n\nwho wrote that?\n…\n" and count >= 2
+
+
+def test_prose_on_several_lines_is_not_a_paste() -> None:
+    prose = "three things:\n- fix the login redirect\n- bump the version\n- then write the changelog"
+    assert text.unquote(prose) == (prose, 0)
+    single = "the build fails with TypeError: x is undefined\nfix it please\nthanks"
+    assert text.unquote(single) == (single, 0)  # one machine-looking line is the user's own words
+
+
+def test_an_unclosed_code_fence_is_quoted_to_the_end() -> None:
+    body, count = text.unquote("why does this fail?\n```\nrm -rf build/\ngit commit -m wip")
+    assert count == 1 and "commit" not in body and "rm" not in body and body.startswith("why does this fail?")
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        GIT_LOG + "\nwho made this commit?",
+        TRACEBACK + "\nwhich line does this point at?",
+        GIT_LOG + "\nwer hat diesen Commit gemacht?",
+        TRACEBACK + "\nこのエラーはどういう意味ですか？",
+    ],
+)
+def test_a_question_about_a_paste_selects_nothing(prompt: str) -> None:
+    assert decide(prompt)[0] == []
+
+
+@pytest.mark.parametrize(
+    ("prompt", "expected"),
+    [
+        (TRACEBACK + "\nthe cart page shows this when an item has no price. fix the bug", ["h06"]),
+        (GIT_LOG + "\nwrite the commit message for the follow-up change, it restores two fixtures", ["h01"]),
+    ],
+)
+def test_the_ask_around_a_paste_selects_its_habit(prompt: str, expected: list[str]) -> None:
+    assert decide(prompt)[0] == expected
+
+
+def test_a_prompt_not_read_as_english_has_its_own_threshold() -> None:
+    """Its probabilities are lower (lower cosines with English conditions) and its false selections
+    rarer: the calibration chooses its threshold on its own precision (docs/quality.md)."""
+    from habitus.select import gate
+
+    model = gate.for_kind("e5", 32)
+    assert model.accept_foreign_bp is not None and model.accept_foreign_bp < model.accept_bp
+    english = tuple(1.0 if name == "english" else 0.0 for name in gate.FEATURES)
+    other = tuple(0.0 for _ in gate.FEATURES)
+    assert model.threshold(english) == model.accept_bp and model.threshold(other) == model.accept_foreign_bp
+    strict = gate.Gate(model.pair, model.accept_bp, model.live)  # no foreign threshold: one for all
+    assert strict.threshold(other) == model.accept_bp

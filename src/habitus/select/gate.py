@@ -78,9 +78,18 @@ class Gate:
     live: Logistic
     dropped: tuple[str, ...] = ()  # rule features the calibration found no gain in (weight 0)
     reference: tuple[float, ...] = ()  # mean vector of reference conditions (for "relative")
+    accept_foreign_bp: int | None = None  # the threshold for a prompt not read as English
 
     def probability(self, values: tuple[float, ...]) -> float:
         return self.pair.probability(values)
+
+    def threshold(self, values: tuple[float, ...]) -> int:
+        """The acceptance threshold for a row: a prompt not read as English has its own, chosen for its
+        own precision (its cosines with English conditions are lower, and so are its probabilities,
+        but its false selections are fewer: the English near misses set accept_bp)."""
+        if self.accept_foreign_bp is None or values[FEATURES.index("english")]:
+            return self.accept_bp
+        return self.accept_foreign_bp
 
 
 @cache
@@ -110,6 +119,7 @@ def for_kind(kind: str, habits: int = SMALL_CATALOG) -> Gate:
         live=Logistic(tuple(data["live"]["weights"]), float(data["live"]["bias"])),
         dropped=tuple(data.get("dropped", ())),
         reference=tuple(data.get("reference", ())),
+        accept_foreign_bp=int(data["accept_foreign_bp"]) if "accept_foreign_bp" in data else None,
     )
 
 

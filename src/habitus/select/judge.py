@@ -35,6 +35,7 @@ TOP_K = 12  # retrieval: at most this many candidates reach a judge
 MARGIN_CAP = 0.1  # the gate reads a habit's margin over the next one within +-0.1
 MAX_CLAUSES = 8  # clauses judged per prompt: the first 3 and the last 5 of a longer one
 MAX_TEXT = 1000  # characters of the prompt the judges read (a longer one: its start and its end)
+MAX_SCAN = 4000  # characters searched for quotes and pastes first (the start and the end likewise)
 MODEL_MIN_CONFIDENCE_BP = 7500  # model judge: a lower confidence deselects that candidate
 MODEL_MAX_TOKENS = 2048
 
@@ -73,18 +74,19 @@ class Query:
     followup: text.Followup
 
 
-def bounded(prompt: str) -> str:
-    """At most MAX_TEXT characters: a long prompt keeps its start and its end (where a request after a
+def bounded(prompt: str, limit: int = MAX_TEXT) -> str:
+    """At most `limit` characters: a long prompt keeps its start and its end (where a request after a
     pasted log usually is), joined by a line of its own."""
-    if len(prompt) <= MAX_TEXT:
+    if len(prompt) <= limit:
         return prompt
-    head = MAX_TEXT * 3 // 5
-    return prompt[:head] + "\n…\n" + prompt[-(MAX_TEXT - head) :]
+    head = limit * 3 // 5
+    return prompt[:head] + "\n…\n" + prompt[-(limit - head) :]
 
 
 def analyse(prompt: str, context: list[str] | tuple[str, ...] = ()) -> Query:
-    body = bounded(prompt)
-    unquoted, quoted = text.unquote(body)
+    # quotes and pastes out first (within MAX_SCAN), so that the user's own words stay in MAX_TEXT
+    unquoted, quoted = text.unquote(bounded(prompt, MAX_SCAN))
+    unquoted = bounded(unquoted)
     meta = text.is_meta(unquoted)
     follow = text.followup(unquoted, list(context))
     units = list(text.clauses(unquoted))
@@ -248,7 +250,7 @@ def decide(
     for j, values, why in rows:
         probability = model.probability(values)
         index = picked[j]
-        if probability * 10000 >= model.accept_bp:
+        if probability * 10000 >= model.threshold(values):
             chosen[index] = probability
         elif query.meta:
             reasons[index] = "meta_discussion"
