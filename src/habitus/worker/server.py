@@ -1,11 +1,17 @@
 """The worker process: `python -P -m habitus.worker.server ROOT`, started by a hook's client.
 
-One worker per root, ensured by `<root>/locks/worker.lock` held for its whole life. It serves one
-request at a time (hooks of one event queue for a few milliseconds), each as a fresh habitus command
-run in this process with the client's argv, cwd, environment and stdin, under the client's deadline;
-only imported code and the verified embedding model persist between requests, and the state lock is
-released after each. It leaves on `stop`, on a request from another habitus (version or install),
-after `worker.idle_minutes` without requests, and when its socket or root is removed or replaced.
+One worker per root, ensured by `<root>/locks/worker.lock` held for its whole life. Its main process
+loads the code and the verified embedding model once. The first call of each kind (command, harness,
+event) it answers itself, as one process would, so that every module, table and cache that kind needs
+is loaded in it; every later call is answered by a process forked from it for that one call (the
+model's pages shared copy-on-write, the caches warm), which runs a
+fresh habitus command with the client's argv, cwd, environment and stdin under the client's deadline
+and exits. Calls therefore run side by side (the hooks of one event, which clients start together)
+and none can leave environment, working directory, streams, locks or a half-done state behind in the
+main process; a call process that dies (kill -9) costs only its own client, who then does the work
+itself. At most MAX_CALLS run at once; past that a client is told "busy" and works in process.
+The main process leaves on `stop`, on a request from another habitus (version or install), after
+`worker.idle_minutes` without requests, and when its socket or root is removed or replaced.
 It never logs a request.
 """
 
@@ -13,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import gc
 import io
 import os
 import socket
@@ -40,6 +47,8 @@ from habitus.worker import (
 LOCK_RETRY_S = 2.0  # a worker that is leaving (after a mismatch) gives its lock up within this
 POLL_S = 2.0  # how often an idle worker checks that its root and socket are still its own
 READ_TIMEOUT_S = 5.0  # a client that connects but does not send its request in this time is dropped
+MAX_CALLS = 8  # call processes at once: more are their clients' own to do (a client has its own CPU)
+MAX_KINDS = 32  # kinds of call learned in the main process; any further kind is forked cold
 
 
 class Worker:
@@ -54,6 +63,8 @@ class Worker:
         self.lock_fd: int | None = None
         self.idle_s = hookmode.read_settings(root).idle_minutes * 60
         self.ready = threading.Event()
+        self.calls: set[int] = set()  # the call processes still running
+        self.learned: set[tuple[str, ...]] = set()  # the kinds of call answered here once already
 
     # -- life --------------------------------------------------------------------------------------
 
@@ -116,6 +127,7 @@ class Worker:
             try:
                 conn, _ = self.sock.accept()
             except TimeoutError:
+                self.reap()
                 if time.monotonic() - self.last > self.idle_s or not self.still_ours():
                     return
                 continue
@@ -170,13 +182,70 @@ class Worker:
         if not self.ours(request):
             _reply(conn, {"status": "bad_request"})
             return True
-        _reply(conn, {"status": "accepted"})  # the client now waits for the answer, not for a turn
-        code, out = run_command(request, body)
+        argv: list[str] = request["argv"]  # type: ignore[assignment]  # checked by _valid_run
+        kind = _kind(argv, body)
+        if kind not in self.learned and len(self.learned) < MAX_KINDS:
+            self.learn(conn, kind, request, body)
+            return True
+        self.reap()
+        if len(self.calls) >= MAX_CALLS:
+            _reply(conn, {"status": "busy"})
+            return True
+        try:
+            pid = os.fork()
+        except OSError:
+            _reply(conn, {"status": "busy"})
+            return True
+        if pid == 0:
+            self.call(conn, request, body)  # never returns
+        self.calls.add(pid)
         self.served += 1
+        return True
+
+    def learn(self, conn: socket.socket, kind: tuple[str, ...], request: dict[str, Any], body: bytes) -> None:
+        """Answer the first call of a kind here, in the main process (which restores its environment,
+        directory and streams after it), so that the call processes forked later find it all loaded."""
+        _reply(conn, {"status": "accepted"})
+        code, out = run_command(request, body)
+        self.learned.add(kind)
+        self.served += 1
+        gc.collect()
+        gc.freeze()  # what is loaded stays untouched by the collector: fewer pages copied per call
         conn.settimeout(READ_TIMEOUT_S)
         with contextlib.suppress(OSError):
             _reply(conn, {"status": "done", "exit": code}, out)
-        return True
+
+    def call(self, conn: socket.socket, request: dict[str, Any], body: bytes) -> None:
+        """The call process: answer this one request, then leave (os._exit: nothing of the main
+        process's is flushed, closed or unlinked from here)."""
+        try:
+            if self.sock is not None:
+                self.sock.close()  # this process never accepts
+            if self.lock_fd is not None:
+                os.close(self.lock_fd)  # the lifetime lock stays the main process's alone
+            _reply(conn, {"status": "accepted"})  # the client now waits for the answer, not for a turn
+            from habitus.select import log as select_log
+
+            select_log.defer()  # the selection-log row is written after the answer is out
+            code, out = run_command(request, body)
+            conn.settimeout(READ_TIMEOUT_S)
+            with contextlib.suppress(OSError):
+                _reply(conn, {"status": "done", "exit": code}, out)
+            conn.close()
+            select_log.flush()
+        except BaseException:  # the client falls back to its own process
+            pass
+        finally:
+            os._exit(0)
+
+    def reap(self) -> None:
+        for pid in list(self.calls):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                self.calls.discard(pid)
 
     def ours(self, request: dict[str, Any]) -> bool:
         """A hook call the worker answers, for this root (as the client's environment resolves it),
@@ -204,6 +273,23 @@ class Worker:
             "idle_s": round(time.monotonic() - self.last, 3),
             "idle_limit_s": self.idle_s,
         }
+
+
+def _kind(argv: list[str], body: bytes) -> tuple[str, ...]:
+    """Which kind of call this is: the served command, the harness, the event's name (each loads
+    code and data of its own)."""
+    import json
+
+    words = next((" ".join(c) for c in SERVED if tuple(argv[: len(c)]) == c), "")
+    try:
+        event = json.loads(body)
+    except ValueError:
+        event = None
+    name = ""
+    if isinstance(event, dict):
+        found = event.get("hook_event_name") or event.get("type") or event.get("event") or ""
+        name = found[:64] if isinstance(found, str) else ""
+    return (words, hookmode.argv_value(argv, "--harness") or "", name)
 
 
 def _valid_run(request: dict[str, Any]) -> bool:
