@@ -155,14 +155,17 @@ def test_a_call_held_on_a_lock_does_not_hold_up_the_next(state_root: Path, tmp_p
     run(["config", "set", "hooks.lock_wait_ms", "5000"])
     warm = env_for(state_root)
     with stopped_after(state_root):
-        wait_ready(state_root)
+        worker = wait_ready(state_root)["pid"]
         for args, event in ((["capture"], stop_event(tmp_path, "q-0", "Warm.")), (["select"], EVENT)):
             assert hook(args, event, warm).returncode == 0
         lock = fasteners.InterProcessLock(str(state_root / "locks" / "observations.lock"))
         assert lock.acquire(blocking=True, timeout=5)
         try:
             held = call(["capture"], stop_event(tmp_path, "q-1", "Done."), warm)
-            time.sleep(0.5)
+            give_up = time.monotonic() + 10
+            while not call_processes(worker) and time.monotonic() < give_up:
+                time.sleep(0.05)  # the worker has taken the capture: its call process waits on the lock
+            time.sleep(0.3)
             served = status(state_root)["served"]
             began = time.monotonic()
             assert HABIT["behavior"].encode() in hook(["select"], EVENT, warm).stdout
@@ -250,3 +253,22 @@ def test_more_calls_than_the_worker_runs_at_once_are_done_by_their_clients(
     # stored twice, and the one its client did itself is stored.
     messages = [p["assistant"] for p in payloads(state_root)]
     assert len(messages) == len(set(messages)) and {"Answer 0.", "Answer 99."} <= set(messages)
+
+
+def test_with_a_threaded_model_every_call_is_answered_in_the_worker_itself(state_root: Path) -> None:
+    """embed.threads above 1 gives the model a thread pool, which a forked process would wait on for
+    ever: the worker then answers each call itself, one at a time, and forks none."""
+    prepare(state_root)
+    assert run(["config", "set", "embed.threads", "2"]).exit == 0
+    expected = answer(call(["select"], EVENT, env_for(state_root, worker=False)))
+    assert HABIT["behavior"].encode() in expected
+    warm = env_for(state_root)
+    with stopped_after(state_root):
+        worker = wait_ready(state_root)["pid"]
+        served = status(state_root)["served"]
+        for _ in range(3):
+            process = call(["select"], EVENT, warm)
+            time.sleep(0.1)
+            assert call_processes(worker) == []
+            assert answer(process) == expected
+        assert status(state_root)["served"] == served + 3

@@ -10,6 +10,8 @@ and exits. Calls therefore run side by side (the hooks of one event, which clien
 and none can leave environment, working directory, streams, locks or a half-done state behind in the
 main process; a call process that dies (kill -9) costs only its own client, who then does the work
 itself. At most MAX_CALLS run at once; past that a client is told "busy" and works in process.
+With `embed.threads` above 1 (a model thread pool, which a forked process cannot use) every call is
+answered in the main process, one at a time.
 The main process leaves on `stop`, on a request from another habitus (version or install), after
 `worker.idle_minutes` without requests, and when its socket or root is removed or replaced.
 It never logs a request.
@@ -65,6 +67,7 @@ class Worker:
         self.ready = threading.Event()
         self.calls: set[int] = set()  # the call processes still running
         self.learned: set[tuple[str, ...]] = set()  # the kinds of call answered here once already
+        self.threaded = False  # a call here ran the model on a thread pool: never fork again
 
     # -- life --------------------------------------------------------------------------------------
 
@@ -173,7 +176,8 @@ class Worker:
         if op != "run" or not _valid_run(request):
             _reply(conn, {"status": "bad_request"})
             return True
-        if not hookmode.read_settings(self.root).worker:
+        settings = hookmode.read_settings(self.root)
+        if not settings.worker:
             _reply(conn, {"status": "disabled"})
             return False
         if not self.ready.is_set():
@@ -184,7 +188,10 @@ class Worker:
             return True
         argv: list[str] = request["argv"]  # type: ignore[assignment]  # checked by _valid_run
         kind = _kind(argv, body)
-        if kind not in self.learned and len(self.learned) < MAX_KINDS:
+        # A model on more than one thread has a thread pool (OpenMP, onnxruntime) that a forked process
+        # would wait on for ever: with embed.threads above 1 every call is answered here, one at a time.
+        self.threaded = self.threaded or settings.embed_threads != 1  # for this process's life
+        if self.threaded or (kind not in self.learned and len(self.learned) < MAX_KINDS):
             self.learn(conn, kind, request, body)
             return True
         self.reap()
@@ -207,13 +214,14 @@ class Worker:
         directory and streams after it), so that the call processes forked later find it all loaded."""
         _reply(conn, {"status": "accepted"})
         code, out = run_command(request, body)
-        self.learned.add(kind)
         self.served += 1
-        gc.collect()
-        gc.freeze()  # what is loaded stays untouched by the collector: fewer pages copied per call
         conn.settimeout(READ_TIMEOUT_S)
         with contextlib.suppress(OSError):
             _reply(conn, {"status": "done", "exit": code}, out)
+        if kind not in self.learned:
+            self.learned.add(kind)
+            gc.collect()
+            gc.freeze()  # what is loaded stays untouched by the collector: fewer pages copied per call
 
     def call(self, conn: socket.socket, request: dict[str, Any], body: bytes) -> None:
         """The call process: answer this one request, then leave (os._exit: nothing of the main
