@@ -75,10 +75,10 @@ def defer() -> None:
     _deferred = []
 
 
-def flush() -> None:
-    """Write the rows kept since defer(), and stop deferring. Never raises."""
+def flush(*, write: bool = True) -> None:
+    """Write the rows kept since defer() (drop them with write=False), and stop deferring. Never raises."""
     global _deferred
-    rows, _deferred = _deferred or [], None
+    rows, _deferred = (_deferred or []) if write else [], None
     for root, row in rows:
         try:
             _write(root, row)
