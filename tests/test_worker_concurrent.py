@@ -256,3 +256,31 @@ def test_with_a_threaded_model_every_call_is_answered_in_the_worker_itself(state
             assert call_processes(worker) == []
             assert answer(process) == expected
         assert status(state_root)["served"] == served + 3
+
+
+def test_an_idle_worker_leaves_with_its_serving_processes(state_root: Path) -> None:
+    """After the idle time without a request the main process ends its serving processes, removes
+    its socket and lets its lifetime lock go (idle time shortened to a second once it is ready)."""
+    prepare(state_root)
+    probe = (
+        "import os, sys, threading, time\n"
+        "from pathlib import Path\n"
+        "from habitus.worker.server import MEMBERS, Worker\n"
+        "worker = Worker(Path(sys.argv[1]))\n"
+        "def shorten():\n    worker.ready.wait()\n    time.sleep(0.5)\n    worker.idle_s = 1.0\n"
+        "threading.Thread(target=shorten, daemon=True).start()\n"
+        "assert worker.claim()\n"
+        "try:\n    worker.serve()\n    members = list(worker.members)\nfinally:\n    worker.close()\n"
+        "print(len(members) == MEMBERS, [m for m in members if os.path.exists(f'/proc/{m}')])\n"
+    )
+    done = subprocess.run(
+        [str(BIN / "python"), "-c", probe, str(state_root)],
+        capture_output=True,
+        timeout=TIMEOUT,
+        env=env_for(state_root),
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split(b"\n")[0] == b"True []"
+    assert not (state_root / "worker.sock").exists()
+    assert status(state_root)["running"] is False
