@@ -50,7 +50,7 @@ def _fill(root: Path) -> None:
 
 def _ledger(root: Path) -> None:
     from habitus.habits import rows
-    from habitus.habits.law import load as load_law
+    from habitus.habits.law import load_law
     from habitus.habits.store import Ledger
     from habitus.habits.wording import wording_checksum
     from habitus.state.db import utc_now

@@ -11,7 +11,7 @@ from typing import Any
 from conftest import Run, run
 from habitus.embed.registry import default_folder
 from habitus.habits import lifecycle
-from habitus.habits.law import load as load_law
+from habitus.habits.law import load_law
 from habitus.habits.store import Ledger
 from habitus.models.embedders import load_embedder
 from habitus.state.root import StateRoot

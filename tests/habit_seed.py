@@ -13,7 +13,7 @@ def seed_habits(root: StateRoot, habits: Iterable[dict[str, Any]]) -> int:
     """Insert each {"condition", "behavior", "polarity"} as an active, approved, law-checked habit.
     Vectors are not built: `habitus habit recheck` builds the missing ones."""
     from habitus.habits import rows
-    from habitus.habits.law import load as load_law
+    from habitus.habits.law import load_law
     from habitus.habits.store import Ledger
     from habitus.habits.wording import wording_checksum
     from habitus.state.clock import utc_now

@@ -29,7 +29,7 @@ def candidate(
 ) -> str:
     """An analyzed candidate with evidence quotes ((day, note) pairs), sealed like analyze seals it."""
     from habitus.habits import rows
-    from habitus.habits.law import load as load_law
+    from habitus.habits.law import load_law
     from habitus.habits.store import Ledger
     from habitus.habits.wording import wording_checksum
     from habitus.state.db import utc_now

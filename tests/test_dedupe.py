@@ -306,7 +306,7 @@ def test_thresholds_come_from_settings_or_calibration() -> None:
 
 
 def test_scan_caps_at_100_habits_by_confidence() -> None:
-    from habitus.habits.law import load as load_law
+    from habitus.habits.law import load_law
     from habitus.habits.wording import wording_checksum
     from habitus.state.clock import utc_now
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from conftest import run
 from habit_helpers import REVIEWABLE, db, declare, ledger, propose
 from habitus.habits import examples, lifecycle
-from habitus.habits.law import load as load_law
+from habitus.habits.law import load_law
 
 COMMIT = ("When writing a commit message", "Do write an imperative subject line.")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from habitus.errors import HabitusError
-from habitus.habits.law import check_law, fingerprint_of, load, parse
+from habitus.habits.law import check_law, fingerprint_of, load_law, parse
 from habitus.habits.wording import clean_field, normalize, secret_kinds, wording_checksum
 from habitus.state.root import StateRoot
 
@@ -103,21 +103,21 @@ def test_fingerprint_tracks_the_law_file() -> None:
 
 def test_law_file_is_read_safely(state_root: Path) -> None:
     root = StateRoot.at()
-    assert not load(root).present
+    assert not load_law(root).present
     state_root.mkdir(mode=0o700)
     (state_root / "law.md").write_bytes(b"\xff\xfe not utf-8")
     with pytest.raises(HabitusError) as caught:
-        load(root)
+        load_law(root)
     assert caught.value.code == "state_corrupt"
     (state_root / "law.md").write_bytes(b"x" * (256 * 1024 + 1))
     with pytest.raises(HabitusError) as caught:
-        load(root)
+        load_law(root)
     assert caught.value.code == "state_corrupt"
     os.unlink(state_root / "law.md")
     (state_root / "real-law.md").write_text("deny: x\n")
     (state_root / "law.md").symlink_to(state_root / "real-law.md")
     with pytest.raises(HabitusError) as caught:
-        load(root)
+        load_law(root)
     assert caught.value.code == "symlink_refused"
 
 

@@ -22,7 +22,7 @@ from habit_helpers import (
     root,
 )
 from habitus.habits import snapshot
-from habitus.habits.law import load as load_law
+from habitus.habits.law import load_law
 from habitus.habits.rows import verify_audit_chain
 from habitus.habits.store import active_habits
 

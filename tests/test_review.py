@@ -89,12 +89,12 @@ def same_ledger(by_review: Path, by_commands: Path, base: Path) -> None:
 
 
 def item_of(root: Path, test: Callable[[review.Item], bool]) -> review.Item:
-    from habitus.habits import law as lawmod
+    from habitus.habits.law import load_law
     from habitus.habits.store import Ledger
 
     state = StateRoot.at(str(root))
     with Ledger.open(state, wait=2) as ledger:
-        found = [i for i in review.load(ledger, lawmod.load(state)) if test(i)]
+        found = [i for i in review.load(ledger, load_law(state)) if test(i)]
     assert len(found) == 1
     return found[0]
 
@@ -396,12 +396,12 @@ def test_the_review_queue_lists_duplicates_first_then_candidates_then_active(
     base: Path, tmp_path: Path
 ) -> None:
     root = copy(base, tmp_path / "root")
-    from habitus.habits import law as lawmod
+    from habitus.habits.law import load_law
     from habitus.habits.store import Ledger
 
     state = StateRoot.at(str(root))
     with Ledger.open(state, wait=2) as ledger:
-        queue = review.load(ledger, lawmod.load(state))
+        queue = review.load(ledger, load_law(state))
     kinds = [i.kind if i.kind == "relation" else i.body["status"] for i in queue]
     assert kinds == sorted(kinds, key=["relation", "candidate", "suppressed_by_law", "active"].index)
     listed = run(["habit", "list", "--root", str(root)]).result["items"]

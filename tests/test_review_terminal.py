@@ -99,14 +99,14 @@ def test_approve_in_a_real_terminal_leaves_the_ledger_habit_approve_leaves(
     base: Path, tmp_path: Path, terminal: Terminal
 ) -> None:
     by_review, by_commands = copy(base, tmp_path / "by-review"), copy(base, tmp_path / "by-commands")
-    from habitus.habits import law as lawmod
     from habitus.habits import review
+    from habitus.habits.law import load_law
     from habitus.habits.store import Ledger
     from habitus.state.root import StateRoot
 
     state = StateRoot.at(str(by_commands))
     with Ledger.open(state, wait=2) as ledger:
-        queue = review.load(ledger, lawmod.load(state))
+        queue = review.load(ledger, load_law(state))
     index = next(
         i
         for i, item in enumerate(queue)

@@ -35,18 +35,22 @@ MAX_CONFIG_BYTES = 1024 * 1024
 
 class Settings:
     """The [hooks] and [worker] settings a hook needs before anything else is loaded (and embed.threads,
-    which decides whether the worker may fork its calls)."""
+    which decides whether the worker may fork serving processes)."""
 
     def __init__(self, table: dict[str, Any] | None = None) -> None:
         table = table or {}
-        hooks = table.get("hooks") if isinstance(table.get("hooks"), dict) else {}
-        worker = table.get("worker") if isinstance(table.get("worker"), dict) else {}
-        embed = table.get("embed") if isinstance(table.get("embed"), dict) else {}
+        hooks = _table(table.get("hooks"))
+        worker = _table(table.get("worker"))
+        embed = _table(table.get("embed"))
         self.budget_ms = _int(hooks.get("budget_ms"), DEFAULT_BUDGET_MS, 100, 600_000)
         self.lock_wait_ms = _int(hooks.get("lock_wait_ms"), DEFAULT_LOCK_WAIT_MS, 0, 5_000)
         self.worker = worker.get("enabled", True) is not False
         self.idle_minutes = _int(worker.get("idle_minutes"), DEFAULT_IDLE_MINUTES, 1, 1_440)
         self.embed_threads = _int(embed.get("threads"), 1, 1, 1_024)
+
+
+def _table(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _int(value: Any, default: int, low: int, high: int) -> int:

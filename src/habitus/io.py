@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import orjson
 
@@ -26,7 +26,9 @@ def _stdin() -> IO[bytes] | None:
             return None
     except (ValueError, OSError):
         return None
-    return getattr(stream, "buffer", stream)
+    # A text stdin reads its bytes through .buffer; a stand-in without one (a test's BytesIO) is read as is.
+    buffer: IO[bytes] | None = getattr(stream, "buffer", None)
+    return buffer if buffer is not None else cast("IO[bytes]", stream)
 
 
 def read_request() -> dict[str, Any]:

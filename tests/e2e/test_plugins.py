@@ -130,7 +130,7 @@ CANDIDATE = """
 import sys
 from pathlib import Path
 from habitus.habits import lifecycle
-from habitus.habits.law import load
+from habitus.habits.law import load_law
 from habitus.habits.store import Ledger
 from habitus.state.root import StateRoot
 days = ["2026-11-01", "2026-11-01", "2026-11-02"]
@@ -140,7 +140,7 @@ proposal = lifecycle.Proposal(
 )
 with Ledger.open(StateRoot(Path(sys.argv[1])), wait=5) as ledger:
     with ledger.tx():
-        print(lifecycle.propose_candidate(ledger, proposal, law=load(ledger.root))["id"])
+        print(lifecycle.propose_candidate(ledger, proposal, law=load_law(ledger.root))["id"])
 """
 # How a user calls the review command in each client (Codex: a plugin's skill, mentioned with $).
 REVIEW = {

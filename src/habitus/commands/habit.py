@@ -130,13 +130,13 @@ def list_command(
     \b
     Example:  habitus habit list --status candidate | jq -r '.items[] | "\\(.n) \\(.condition)"'
     """
-    from habitus.habits import law as lawmod
     from habitus.habits import snapshot, store
+    from habitus.habits.law import load_law
     from habitus.habits.lifecycle import public
 
     wanted = statuses or tuple(s for s in store.STATUSES if show_all or s != "archived")
     with _open(root, wait) as ledger:
-        law = lawmod.load(root)
+        law = load_law(root)
         with ledger.tx():
             found = store.habits(ledger.conn, wanted)
             stats = store.evidence_stats(ledger.conn)
@@ -179,11 +179,11 @@ def show_command(ref: str | None, root: StateRoot, wait: float, pretty: bool) ->
     Example:  habitus habit show 1 --pretty
     """
     from habitus.habits import detail
-    from habitus.habits import law as lawmod
+    from habitus.habits.law import load_law
 
     with _open(root, wait) as ledger:
         habit_id, _ = _target(ledger, ref, None)
-        body = detail.describe(ledger, habit_id, lawmod.load(root))
+        body = detail.describe(ledger, habit_id, load_law(root))
     io.write_result({"habit": body}, pretty=pretty, human="habit.show")
 
 

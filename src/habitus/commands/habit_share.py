@@ -26,7 +26,7 @@ def _approved(root: StateRoot, wait: float) -> tuple[list[Any], int]:
     """The active, approved, law-valid habits that apply here (personal ones, and project ones of the
     repository around the current directory), re-checked by the wording law (redactor included), and
     how many active habits that apply here were left out (checked against an older law: `habit recheck`)."""
-    from habitus.habits import law as lawmod
+    from habitus.habits.law import load_law
     from habitus.habits.scope import repo_of
     from habitus.habits.share import Shown
     from habitus.habits.store import Ledger, active_habits
@@ -37,7 +37,7 @@ def _approved(root: StateRoot, wait: float) -> tuple[list[Any], int]:
         return [], 0
     repo = repo_of(None)
     with ledger:
-        found = active_habits(ledger.conn, lawmod.load(root), repo=repo, limit=EXPORT_LIMIT)
+        found = active_habits(ledger.conn, load_law(root), repo=repo, limit=EXPORT_LIMIT)
         active = ledger.conn.execute(
             "SELECT COUNT(*) FROM habits WHERE status = 'active' AND (projects IS NULL OR EXISTS "
             "(SELECT 1 FROM json_each(habits.projects) WHERE json_each.value = ?))",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, cast
 
 import click
 
@@ -600,10 +600,10 @@ def import_command(file: Path | None, store: str | None, root: StateRoot, wait: 
         from habitus.state import files
 
         files.refuse_symlink(file)
-        handle = open(file, "rb")  # noqa: SIM115 - closed below
+        handle: IO[bytes] = open(file, "rb")  # noqa: SIM115 - closed below
         what = str(file)
     else:
-        handle = getattr(sys.stdin, "buffer", sys.stdin)
+        handle = cast("IO[bytes]", getattr(sys.stdin, "buffer", None) or sys.stdin)
         what = "stdin"
     try:
         target = open_store(root, wait, store, {})

@@ -46,12 +46,12 @@ def cli(root: StateRoot, wait: float) -> None:
             "habitus review needs a terminal (stdin, stdout and stderr)",
             hint="in scripts use `habitus habit list` and `habitus habit approve N --checksum HEX`",
         )
-    from habitus.habits import law as lawmod
     from habitus.habits import review
+    from habitus.habits.law import load_law
     from habitus.habits.store import Ledger
 
     with Ledger.open(root, wait=wait) as ledger:  # a busy or refused ledger fails before the screen opens
-        review.load(ledger, lawmod.load(root))
+        review.load(ledger, load_law(root))
     from habitus.tui.review import ReviewApp
 
     app = ReviewApp(root, wait=wait)

@@ -31,8 +31,7 @@ maintenance:
 
 from __future__ import annotations
 
-from habitus.habits.law import Law, check_law
-from habitus.habits.law import load as load_law
+from habitus.habits.law import Law, check_law, load_law
 from habitus.habits.lifecycle import (
     Evidence,
     Proposal,

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from habitus import codec
 from habitus.errors import HabitusError
-from habitus.habits import law as lawmod
 from habitus.habits import lifecycle, rows, scope, vectors
+from habitus.habits.law import Law, check_law, load_law
 from habitus.habits.share import Entry, Rejection
 from habitus.habits.store import Ledger
 from habitus.habits.wording import clean_field, wording_checksum
@@ -96,7 +96,7 @@ def adopt(
         lifecycle._prepare(ledger, embedder, [])  # approved habits' vectors, for the duplicate check
     outcomes: list[dict[str, Any]] = []
     with ledger.tx():
-        law = lawmod.load(ledger.root)
+        law = load_law(ledger.root)
         for entry in entries:
             wording = wording_checksum(entry.condition, entry.behavior, entry.polarity)
             same = _existing(ledger, wording)
@@ -176,9 +176,9 @@ def _widen(ledger: Ledger, habit: dict[str, Any], project: str) -> dict[str, Any
 
 
 def _insert(
-    ledger: Ledger, entry: Entry, law: lawmod.Law, provenance: dict[str, Any], projects: str | None
+    ledger: Ledger, entry: Entry, law: Law, provenance: dict[str, Any], projects: str | None
 ) -> dict[str, Any]:
-    findings = lawmod.check_law(entry.condition, entry.behavior, law)
+    findings = check_law(entry.condition, entry.behavior, law)
     now = utc_now()
     habit = rows.insert(
         ledger.conn,

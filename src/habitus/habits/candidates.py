@@ -18,16 +18,16 @@ MAX_EVIDENCE = 20  # cited observations shown per candidate (the summary counts 
 def candidates(root: StateRoot, *, wait: float, limit: int) -> dict[str, Any]:
     """{"items": [...], "total"}: candidates, higher confidence first, at most `limit`, each with its
     evidence summary and up to MAX_EVIDENCE cited observations (ref, day, note, actor, created_at)."""
-    from habitus.habits import law as lawmod
     from habitus.habits import store
     from habitus.habits.detail import stage
+    from habitus.habits.law import load_law
     from habitus.habits.lifecycle import public
     from habitus.habits.store import Ledger
 
     ledger = Ledger.open_read(root, wait=wait)
     if ledger is None:
         return {"items": [], "total": 0}
-    law = lawmod.load(root)
+    law = load_law(root)
     with ledger:
         ledger.conn.execute("BEGIN")  # one consistent snapshot across the reads below
         try:

@@ -20,8 +20,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from habitus.errors import HabitusError, bad_request
-from habitus.habits import law as lawmod
 from habitus.habits import lifecycle, rows, similar, snapshot, vectors
+from habitus.habits.law import Law, load_law
 from habitus.habits.store import (
     APPROVED,
     Ledger,
@@ -119,7 +119,7 @@ def scan(
     }
 
 
-def describe(ledger: Ledger, relation: dict[str, Any], law: lawmod.Law | None = None) -> dict[str, Any]:
+def describe(ledger: Ledger, relation: dict[str, Any], law: Law | None = None) -> dict[str, Any]:
     a = get_habit(ledger.conn, relation["habit_a"])
     b = get_habit(ledger.conn, relation["habit_b"])
     return {
@@ -140,7 +140,7 @@ def describe(ledger: Ledger, relation: dict[str, Any], law: lawmod.Law | None = 
 
 def list_relations(ledger: Ledger, *, include_decided: bool = False) -> dict[str, Any]:
     """Relations (pending only unless include_decided), numbered; remembers the numbering 15 minutes."""
-    law = lawmod.load(ledger.root)
+    law = load_law(ledger.root)
     with ledger.tx():
         found = relations(ledger.conn)  # every row verified, so tampering cannot hide a relation
         chosen = sorted(
@@ -245,7 +245,7 @@ def resolve(
         if "archived" in (a["status"], b["status"]):
             raise HabitusError("stale", f"a habit of relation {relation_id} is archived")
         survivor, other = _roles(relation, a, b, action, keep)
-        law = lawmod.load(ledger.root)
+        law = load_law(ledger.root)
         if action != "keep-separate":
             lifecycle.check_law_current(survivor, law)
         decision = {

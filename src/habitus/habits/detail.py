@@ -9,9 +9,9 @@ from typing import Any
 
 from habitus import codec
 from habitus.habits import examples as exemplars
-from habitus.habits import law as lawmod
 from habitus.habits import store
 from habitus.habits.adopt import provenance
+from habitus.habits.law import Law
 from habitus.habits.lifecycle import public
 
 RELATION_FIELDS = ("id", "kind", "decision", "similarity_bp", "strength", "habit_a", "habit_b", "checksum")
@@ -23,7 +23,7 @@ def stage(habit: dict[str, Any], observations: int, days: int) -> str:
     return "declared" if habit["origin"] == "declared" else store.stage(observations, days)
 
 
-def describe(ledger: store.Ledger, habit_id: str, law: lawmod.Law) -> dict[str, Any]:
+def describe(ledger: store.Ledger, habit_id: str, law: Law) -> dict[str, Any]:
     """The habit with its evidence (the redacted quotes and days it rests on), its example prompts,
     its relations to other habits, its audit trail and, when imported, its provenance; every row verified."""
     conn = ledger.conn

@@ -153,7 +153,7 @@ def parse(data: bytes | None, origin: str = "law.md") -> Law:
     return Law(fingerprint_of(data), True, tuple(rules))
 
 
-def load(root: StateRoot) -> Law:
+def load_law(root: StateRoot) -> Law:
     """The current law of this state root (law.md is optional). Never creates anything."""
     path = root.law
     files.refuse_symlink(path)

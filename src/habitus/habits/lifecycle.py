@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from habitus import codec
 from habitus.errors import HabitusError, bad_request
 from habitus.habits import examples, rows, scope, similar, vectors
-from habitus.habits import law as lawmod
+from habitus.habits.law import Law, check_law, load_law
 from habitus.habits.store import (
     APPROVED,
     Ledger,
@@ -55,7 +55,7 @@ MAX_EVIDENCE = 100
 DECLARED_CONFIDENCE = 10_000
 
 
-def public(habit: dict[str, Any], law: lawmod.Law | None = None) -> dict[str, Any]:
+def public(habit: dict[str, Any], law: Law | None = None) -> dict[str, Any]:
     """A habit as commands show it. `checksum` is the review checksum that approval must quote."""
     out = {
         "id": habit["id"],
@@ -121,7 +121,7 @@ def _prepare(ledger: Ledger, embedder: Embedder, targets: list[dict[str, Any]]) 
 def _gate(
     ledger: Ledger,
     habit: dict[str, Any],
-    law: lawmod.Law,
+    law: Law,
     embedder: Embedder,
     *,
     actor: str,
@@ -129,7 +129,7 @@ def _gate(
 ) -> Gate:
     """Inside the writing transaction: may `habit` become active now? Records new relations."""
     conn = ledger.conn
-    gate = Gate(findings=lawmod.check_law(habit["condition"], habit["behavior"], law))
+    gate = Gate(findings=check_law(habit["condition"], habit["behavior"], law))
     if gate.findings:
         return gate
     for waiting in relations(conn, habit["id"], pending=True):
@@ -160,9 +160,7 @@ def _gate(
     return gate
 
 
-def _activate(
-    ledger: Ledger, habit: dict[str, Any], law: lawmod.Law, *, actor: str, action: str
-) -> dict[str, Any]:
+def _activate(ledger: Ledger, habit: dict[str, Any], law: Law, *, actor: str, action: str) -> dict[str, Any]:
     return rows.change(
         ledger.conn,
         "habits",
@@ -178,7 +176,7 @@ def _activate(
     )
 
 
-def check_law_current(habit: dict[str, Any], law: lawmod.Law) -> None:
+def check_law_current(habit: dict[str, Any], law: Law) -> None:
     """Activation waits for `recheck` after the law changed: the human re-reviews under the new law."""
     if habit["law"] != law.fingerprint:
         raise HabitusError(
@@ -245,7 +243,7 @@ def _activation(
         habit = get_habit(ledger.conn, habit_id)
         check_review(habit, checksum)
         _check_status(habit, allowed, action)
-        law = lawmod.load(ledger.root)
+        law = load_law(ledger.root)
         check_law_current(habit, law)
         gate = _gate(ledger, habit, law, embedder, actor=actor)
         if gate.opened:
@@ -404,7 +402,7 @@ def mark_dormant(
 # -- declare --------------------------------------------------------------------------------------
 
 
-def _law_fields(law: lawmod.Law, findings: list[dict[str, Any]]) -> dict[str, Any]:
+def _law_fields(law: Law, findings: list[dict[str, Any]]) -> dict[str, Any]:
     """A new or reworded candidate's law check: suppressed when the law blocks it."""
     return {
         "status": "suppressed_by_law" if findings else "candidate",
@@ -422,7 +420,7 @@ def _insert(
     confidence: int,
     origin: str,
     key: str | None,
-    law: lawmod.Law,
+    law: Law,
     findings: list[dict[str, Any]],
     actor: str,
     projects: str | None = None,
@@ -502,8 +500,8 @@ def declare(
         same = _same_wording(ledger, wording)
         if same is not None:  # declared by another process meanwhile
             return {"habit": public(same), "outcome": "exists"}
-        law = lawmod.load(ledger.root)
-        findings = lawmod.check_law(condition, behavior, law)
+        law = load_law(ledger.root)
+        findings = check_law(condition, behavior, law)
         habit = _insert(
             ledger, condition, behavior, polarity, confidence, "declared", None, law, findings, actor
         )
@@ -579,8 +577,8 @@ def edit(
                 reason="exists",
                 id=same["id"],
             )
-        law = lawmod.load(ledger.root)
-        findings = lawmod.check_law(condition, behavior, law)
+        law = load_law(ledger.root)
+        findings = check_law(condition, behavior, law)
         if findings:
             rules = sorted({f["rule"] for f in findings})
             raise HabitusError(
@@ -643,7 +641,7 @@ def recheck(
     habits the law no longer blocks, then rebuild missing vectors of approved habits."""
     suppressed, restored, updated_count = [], [], 0
     with ledger.tx():
-        law = lawmod.load(ledger.root)
+        law = load_law(ledger.root)
         targets = (
             [get_habit(ledger.conn, h) for h in habit_ids]
             if habit_ids
@@ -652,7 +650,7 @@ def recheck(
         for habit in targets:
             if habit["status"] == "archived":
                 continue
-            findings = lawmod.check_law(habit["condition"], habit["behavior"], law)
+            findings = check_law(habit["condition"], habit["behavior"], law)
             changes: dict[str, Any] = {
                 "law": law.fingerprint,
                 "law_findings": codec.canonical(findings).decode(),
@@ -787,7 +785,7 @@ def propose_candidate(
     ledger: Ledger,
     proposal: Proposal,
     *,
-    law: lawmod.Law,
+    law: Law,
     prepared: vectors.Prepared | None = None,
     embedder: Embedder | None = None,
     actor: str = "analyze",
@@ -814,7 +812,7 @@ def propose_candidate(
     ).fetchone()
     if rejected is not None:
         return {"id": rejected[0], "outcome": "rejected_before", "status": "archived"}
-    findings = lawmod.check_law(condition, behavior, law)
+    findings = check_law(condition, behavior, law)
     habit = _same_wording(ledger, wording)
     outcome = "evidence_added"
     if habit is None and key is not None:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from habitus.errors import HabitusError
 from habitus.habits import dedupe, detail, lifecycle
-from habitus.habits import law as lawmod
+from habitus.habits.law import Law
 from habitus.habits.store import Ledger, habits, relations
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ class Item:
     body: dict[str, Any]  # detail.describe() of a habit; dedupe.describe() (+ "keeps") of a relation
 
 
-def load(ledger: Ledger, law: lawmod.Law) -> list[Item]:
+def load(ledger: Ledger, law: Law) -> list[Item]:
     """The review queue, read in one transaction (every row verified)."""
     items: list[Item] = []
     with ledger.tx():

@@ -228,7 +228,7 @@ def _generation(
     *,
     dry_run: bool,
 ) -> None:
-    from habitus.habits import law as lawmod
+    from habitus.habits.law import load_law
 
     max_records = int(config.get("analyze.batch_max_records"))
     max_bytes = int(config.get("analyze.batch_max_bytes"))
@@ -262,7 +262,7 @@ def _generation(
             wrapped = HabitusError("failed", f"internal error ({type(error).__name__}) analysing a batch")
             _failed(ledger, span, wrapped, last, mark, model, dry_run=dry_run)
             raise wrapped from error
-        law = lawmod.load(root)
+        law = load_law(root)
         number = len(outcome.batches) + 1
         new_mark = queue.Mark(item.generation, last["seq"], f"{last['seq']}:{last['checksum']}")
         results = []

@@ -160,7 +160,7 @@ def _run(
     limit: int,
     cwd: str | None,
 ) -> None:
-    from habitus.habits.law import load as load_law
+    from habitus.habits.law import load_law
     from habitus.habits.scope import repo_of
     from habitus.habits.store import active_habits, still_current
 

@@ -20,8 +20,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Header, Input, Label, ListItem, ListView, Static
 
 from habitus.errors import HabitusError
-from habitus.habits import law as lawmod
 from habitus.habits import review
+from habitus.habits.law import load_law
 from habitus.habits.store import Ledger
 from habitus.state.root import StateRoot
 
@@ -246,7 +246,7 @@ class ReviewApp(App[None]):
 
     def read(self) -> list[review.Item]:
         with Ledger.open(self.root, wait=self.wait) as ledger:
-            return review.load(ledger, lawmod.load(self.root))
+            return review.load(ledger, load_law(self.root))
 
     # -- layout -------------------------------------------------------------------------------
 

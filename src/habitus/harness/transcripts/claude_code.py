@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from habitus.harness.provenance import source_of
-from habitus.harness.transcripts.core import _block_text, _blocks, _Builder, _chain, _Rec
+from habitus.harness.transcripts.core import _block_text, _blocks, _Builder, _chain, _mapping, _Rec
 
 _CC_SKIP_TYPES = {"progress", "file-history-snapshot", "queue-operation", "summary", "system"}
 _REJECTED_PREFIX = "The user doesn't want to proceed with this tool use"
@@ -61,7 +61,7 @@ def _claude_code(records: list[_Rec], parents: dict[str, str | None]) -> _Builde
             parent = parents.get(rec.uuid)
             if not (obj.get("type") == "user" and parent in active and _has_tool_result(obj)):
                 continue  # an abandoned branch
-        message = obj.get("message") if isinstance(obj.get("message"), dict) else {}
+        message = _mapping(obj.get("message"))
         at = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None
         if obj.get("type") == "assistant":
             _cc_assistant(builder, obj, message, at, rec.offset)

@@ -26,7 +26,7 @@ import re
 from typing import Any
 
 from habitus.harness.provenance import source_of
-from habitus.harness.transcripts.core import _block_text, _Builder, _parse, _Rec
+from habitus.harness.transcripts.core import _block_text, _Builder, _mapping, _parse, _Rec
 
 _CODEX_NOT_PROMPTS = ("<environment_context>", "<user_instructions>", "<user_shell_command>", "# AGENTS.md")
 _HOOK_PROMPT = re.compile(r"<hook_prompt\b[^>]*>(.*?)</hook_prompt>", re.S)
@@ -39,7 +39,7 @@ def _codex(records: list[_Rec]) -> _Builder:
     for rec in records:
         obj = rec.obj
         if wrapped:
-            payload = obj.get("payload") if isinstance(obj.get("payload"), dict) else {}
+            payload = _mapping(obj.get("payload"))
             at = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None
             kind = obj.get("type")
             if kind == "session_meta" and isinstance(payload.get("id"), str):

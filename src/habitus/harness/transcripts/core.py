@@ -214,6 +214,16 @@ class _Builder:
 # -- Claude Code ----------------------------------------------------------------------------------
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    """A JSON field that should be an object: itself, or {} when it is anything else."""
+    return value if isinstance(value, dict) else {}
+
+
+def _items(value: Any) -> list[Any]:
+    """A JSON field that should be an array: itself, or [] when it is anything else."""
+    return value if isinstance(value, list) else []
+
+
 def _blocks(content: Any) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from habitus.harness.provenance import source_of
-from habitus.harness.transcripts.core import _Builder, _Rec
+from habitus.harness.transcripts.core import _Builder, _items, _Rec
 
 _TOOL_STATUS = {"error": "error", "cancelled": "rejected"}
 
@@ -78,7 +78,7 @@ def _message(builder: _Builder, message: dict[str, Any], offset: int) -> None:
                 p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
             )
             builder.say(text, at, offset)
-        calls = message.get("toolCalls") if isinstance(message.get("toolCalls"), list) else []
+        calls = _items(message.get("toolCalls"))
         for call in calls:
             if not isinstance(call, dict):
                 continue
@@ -89,7 +89,8 @@ def _message(builder: _Builder, message: dict[str, Any], offset: int) -> None:
                 offset,
                 call.get("args"),
             )
-            status = _TOOL_STATUS.get(call.get("status") if isinstance(call.get("status"), str) else "")
+            raw_status = call.get("status")
+            status = _TOOL_STATUS.get(raw_status if isinstance(raw_status, str) else "")
             if status is not None:
                 builder.result(call_id, error=status == "error", rejected=status == "rejected", offset=offset)
         builder.stop("stop", offset)
