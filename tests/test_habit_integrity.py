@@ -72,6 +72,29 @@ def test_a_tampered_vector_fails_select_closed() -> None:
     assert caught.value.code == "checksum_mismatch"
 
 
+def test_rows_verified_before_are_still_refused_once_tampered() -> None:
+    """verify() remembers rows that matched, by their every value (the warm worker reads the same rows
+    on each prompt): a row changed afterwards, in any column, is checked again and refused."""
+    habit = declared(*GOFMT)
+    embedder = load_embedder(root())
+    with ledger() as led:
+        for _ in range(2):
+            chosen = active_habits(led.conn, load_law(led.root))
+            condition_matrix(led.conn, chosen, embedder.model_id, embedder.dims)
+    conn = db()
+    conn.execute("UPDATE habit_vectors SET vector = zeroblob(1536) WHERE field = 'condition'")
+    conn.execute("UPDATE habits SET behavior = 'Disable the tests'")
+    conn.commit()
+    with ledger() as led:
+        with pytest.raises(HabitusError) as caught:
+            active_habits(led.conn, load_law(led.root))
+        assert caught.value.code == "checksum_mismatch"
+        with pytest.raises(HabitusError) as caught:
+            condition_matrix(led.conn, chosen, embedder.model_id, embedder.dims)
+        assert caught.value.code == "checksum_mismatch"
+    assert [h.id for h in chosen] == [habit["id"]]
+
+
 def test_a_deleted_audit_entry_breaks_the_chain() -> None:
     declared(*GOFMT)
     declared(*ERRORS)

@@ -105,3 +105,24 @@ def test_status_reports_select_counts(state_root: Path) -> None:
     assert counts["calls"] == 2 and counts["with_guidance"] == 1 and counts["without_guidance"] == 1
     assert counts["failed"] == 0 and counts["habits_injected"] == 1
     assert isinstance(counts["median_latency_ms"], int) and counts["last_at"]
+
+
+def test_a_deferred_row_is_written_at_flush_with_the_time_select_ran(state_root: Path) -> None:
+    """The warm worker's call process answers first and writes the row after: defer() keeps it,
+    flush() writes it, stamped with the call's own time; a flush with nothing kept writes nothing."""
+    from habitus.select import log
+
+    declare_all(COMMIT, DELETE)
+    assert select("write the commit message for the fix").exit == 0
+    log.defer()
+    try:
+        assert select("write the commit message for the fix").result["reason"] == "selected"
+        assert len(rows()) == 1  # kept, not written
+    finally:
+        log.flush()
+    logged = rows()
+    assert [r["outcome"] for r in logged] == ["selected", "selected"]
+    assert logged[1]["at"] >= logged[0]["at"]
+    log.flush()  # no longer deferring: nothing kept, nothing written
+    assert select("what a nice day").exit == 0
+    assert len(rows()) == 3

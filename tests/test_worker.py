@@ -319,6 +319,40 @@ def test_the_hook_client_imports_only_the_standard_library() -> None:
     assert done.stdout.strip() == b"[]"
 
 
+def test_a_warm_hook_loads_only_the_client_s_habitus_modules(state_root: Path) -> None:
+    """A warm hook's own process loads five habitus modules and nothing of the command line: every
+    module here is compiled again by each hook wherever bytecode cannot be written (an editable install
+    under PYTHONDONTWRITEBYTECODE), so a new import on this path costs every hook call."""
+    prepare(state_root)
+    probe = (
+        "import sys; sys.argv = ['habitus', 'select', '--harness', 'claude-code']\n"
+        "from habitus.launcher import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "sys.stderr.write('MODULES=' + ','.join(sorted(m for m in sys.modules if m.startswith('habitus'))))\n"
+    )
+    with stopped_after(state_root):
+        served = wait_ready(state_root)["served"]
+        done = subprocess.run(
+            [str(BIN / "python"), "-c", probe],
+            input=json.dumps(EVENT).encode(),
+            capture_output=True,
+            timeout=60,
+            env=env_for(state_root),
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert HABIT["behavior"].encode() in done.stdout
+        assert status(state_root)["served"] == served + 1  # the worker answered it
+    line = done.stderr.decode().rpartition("MODULES=")[2]
+    assert line.split(",") == [
+        "habitus",
+        "habitus.hookmode",
+        "habitus.launcher",
+        "habitus.worker",
+        "habitus.worker.client",
+    ]
+
+
 def test_the_worker_answers_only_hook_calls_for_its_own_root(state_root: Path, tmp_path: Path) -> None:
     from habitus.worker import PROTOCOL, code_id, socket_path
     from habitus.worker.client import ask

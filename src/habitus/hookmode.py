@@ -34,16 +34,19 @@ MAX_CONFIG_BYTES = 1024 * 1024
 
 
 class Settings:
-    """The [hooks] and [worker] settings a hook needs before anything else is loaded."""
+    """The [hooks] and [worker] settings a hook needs before anything else is loaded (and embed.threads,
+    which decides whether the worker may fork serving processes)."""
 
     def __init__(self, table: dict[str, Any] | None = None) -> None:
         table = table or {}
         hooks = _table(table.get("hooks"))
         worker = _table(table.get("worker"))
+        embed = _table(table.get("embed"))
         self.budget_ms = _int(hooks.get("budget_ms"), DEFAULT_BUDGET_MS, 100, 600_000)
         self.lock_wait_ms = _int(hooks.get("lock_wait_ms"), DEFAULT_LOCK_WAIT_MS, 0, 5_000)
         self.worker = worker.get("enabled", True) is not False
         self.idle_minutes = _int(worker.get("idle_minutes"), DEFAULT_IDLE_MINUTES, 1, 1_440)
+        self.embed_threads = _int(embed.get("threads"), 1, 1, 1_024)
 
 
 def _table(value: Any) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from habitus.embed import input_checksum
@@ -42,6 +43,7 @@ def field_input(field: str, text: str) -> str:
     return stripped if stripped.strip() else text
 
 
+@lru_cache(maxsize=16_384)  # select asks for every active habit's on every prompt
 def field_checksum(field: str, text: str) -> str:
     return input_checksum(field_input(field, text))
 

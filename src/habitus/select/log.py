@@ -10,6 +10,10 @@ at this program's schema version: the connection is opened `mode=rw` (SQLite nev
 the version is re-read inside `BEGIN IMMEDIATE`, and a busy ledger (another writer for more than
 BUSY_MS) or any SQLite error skips the row rather than delay or fail the prompt. The table keeps the
 newest MAX_ROWS rows.
+
+A host that answers a hook before its process ends (the warm worker's call process) calls `defer()`
+first and `flush()` once the answer is out: the row, stamped when select ran, is then written after
+the reply instead of inside the prompt's latency.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ MAX_ROWS = 10_000
 BUSY_MS = 50
 MODES = ("cli", "claude-code", "codex", "gemini", "pi", "generic")
 
+_deferred: list[tuple[StateRoot, tuple[Any, ...]]] | None = None  # rows kept for flush(), when deferring
+
 
 def append(
     root: StateRoot,
@@ -42,7 +48,45 @@ def append(
     reasons: dict[str, int],
     latency_ms: int,
 ) -> bool:
-    """Write one row; True when written, False when skipped (no current ledger, busy, or an error)."""
+    """Write one row; True when written (or kept for flush()), False when skipped (no current ledger,
+    busy, or an error)."""
+    row = (
+        utc_now(),
+        mode if mode in MODES else "cli",
+        judge[:40],
+        None if model_id is None else model_id[:200],
+        outcome,
+        reason[:40],
+        candidates,
+        retrieved,
+        min(selected, 3),
+        codec.canonical(reasons).decode()[:1000],
+        max(0, latency_ms),
+    )
+    if _deferred is not None:
+        _deferred.append((root, row))
+        return True
+    return _write(root, row)
+
+
+def defer() -> None:
+    """Keep the rows append() is given until flush() (this process answers before it writes them)."""
+    global _deferred
+    _deferred = []
+
+
+def flush(*, write: bool = True) -> None:
+    """Write the rows kept since defer() (drop them with write=False), and stop deferring. Never raises."""
+    global _deferred
+    rows, _deferred = (_deferred or []) if write else [], None
+    for root, row in rows:
+        try:
+            _write(root, row)
+        except Exception:
+            pass  # best effort, as every selection-log row is
+
+
+def _write(root: StateRoot, row: tuple[Any, ...]) -> bool:
     path = root.ledger
     try:
         files.refuse_symlink(path)
@@ -60,19 +104,7 @@ def append(
         conn.execute(
             "INSERT INTO select_log (at, mode, judge, model_id, outcome, reason, candidates, retrieved, "
             "selected, reasons, latency_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                utc_now(),
-                mode if mode in MODES else "cli",
-                judge[:40],
-                None if model_id is None else model_id[:200],
-                outcome,
-                reason[:40],
-                candidates,
-                retrieved,
-                min(selected, 3),
-                codec.canonical(reasons).decode()[:1000],
-                max(0, latency_ms),
-            ),
+            row,
         )
         conn.execute("DELETE FROM select_log WHERE id <= (SELECT MAX(id) FROM select_log) - ?", (MAX_ROWS,))
         conn.execute("COMMIT")

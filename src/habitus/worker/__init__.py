@@ -3,9 +3,10 @@
 A hook process (`habitus select|capture|advise|memory index --harness NAME`) is a thin client
 (`habitus.worker.client`, standard library only): it hands its command line, working directory,
 environment and stdin to the worker over `<root>/worker.sock` and prints the worker's reply. The worker
-(`habitus.worker.server`) runs the very same command in its own process, where the code, numpy,
-onnxruntime and the verified embedding model stay loaded between calls; stores are opened per call, so
-a restore never leaves it reading a file that was swapped away.
+(`habitus.worker.server`) runs the very same command in a process forked for that call from one where
+the code, numpy, onnxruntime and the verified embedding model stay loaded, so calls run side by side
+and none changes the next one's process; stores are opened per call, so a restore never leaves it
+reading a file that was swapped away.
 
 The worker is a cache, never a source of truth: no socket, a stale socket, a refused or timed-out
 connection, a bad reply or another habitus version all mean the client does the work in its own

@@ -30,7 +30,7 @@ from habitus.worker import (
 )
 
 MAX_STDIN = 8 * 1024 * 1024  # as habitus.codec.MAX_REQUEST_BYTES: more is refused in process
-TURN_S = 0.5  # longest wait for the worker to take a call (it answers one at a time)
+TURN_S = 0.5  # longest wait for the worker to take a call (a loaded machine's fork and reply)
 OFF = ("0", "off", "false", "no")
 
 
@@ -138,7 +138,7 @@ def ask(
         if struct.unpack("3i", creds)[1] != os.getuid():
             raise ValueError("worker socket served by another user")
         conn.sendall(encode(dump_header(request), body))
-        # A worker busy with another call (a slow model review) has not taken ours within TURN_S.
+        # A worker that cannot take the call at once (busy, stuck) has not taken it within TURN_S.
         header, reply = _frame(conn, min(give_up, time.monotonic() + TURN_S))
         if header.get("status") == "accepted":
             try:

@@ -1,20 +1,28 @@
 """The worker process: `python -P -m habitus.worker.server ROOT`, started by a hook's client.
 
-One worker per root, ensured by `<root>/locks/worker.lock` held for its whole life. It serves one
-request at a time (hooks of one event queue for a few milliseconds), each as a fresh habitus command
-run in this process with the client's argv, cwd, environment and stdin, under the client's deadline;
-only imported code and the verified embedding model persist between requests, and the state lock is
-released after each. It leaves on `stop`, on a request from another habitus (version or install),
-after `worker.idle_minutes` without requests, and when its socket or root is removed or replaced.
-It never logs a request.
+One worker per root, ensured by `<root>/locks/worker.lock` held for its whole life. Its main process
+binds the socket and loads the code and the verified embedding model (answering "warming" meanwhile),
+then forks MEMBERS serving processes, which share the loaded pages copy-on-write and accept on the same
+socket: the hooks of one event, which clients start together, are answered side by side. A serving
+process runs each request as a fresh habitus command with the client's argv, cwd, environment and
+stdin under the client's deadline, restoring its own after; only imported code, the model and caches
+persist between requests, and the state lock is released after each. The main process only watches:
+it replaces a serving process that dies (kill -9 costs that call's client a fallback, nothing more),
+and the worker leaves on `stop`, on a request from another habitus (version or install), after
+`worker.idle_minutes` without requests, and when its socket or root is removed or replaced. With
+`embed.threads` above 1 (a model thread pool, which a forked process cannot use) the main process
+answers every call itself, one at a time. It never logs a request.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import gc
 import io
+import mmap
 import os
+import signal
 import socket
 import stat
 import struct
@@ -40,6 +48,49 @@ from habitus.worker import (
 LOCK_RETRY_S = 2.0  # a worker that is leaving (after a mismatch) gives its lock up within this
 POLL_S = 2.0  # how often an idle worker checks that its root and socket are still its own
 READ_TIMEOUT_S = 5.0  # a client that connects but does not send its request in this time is dropped
+MEMBERS = 3  # serving processes: calls at once (more wait up to the client's TURN_S, then work in process)
+WATCH_S = 0.25  # how often the main process looks for a serving process gone, a stop, or idleness
+
+
+class Board:
+    """What the worker's processes tell each other, in an anonymous shared mapping made before the first
+    fork: a leave flag, and per process (one slot each, so no two write one place) its calls served
+    and the time of its last request."""
+
+    _FLAG = struct.Struct("=q")
+    _SLOT = struct.Struct("=qd")
+
+    def __init__(self, slots: int) -> None:
+        self.slots = slots
+        self.mem = mmap.mmap(-1, self._FLAG.size + slots * self._SLOT.size)
+        for slot in range(slots):
+            self._put(slot, 0, time.monotonic())
+
+    def _at(self, slot: int) -> int:
+        return self._FLAG.size + slot * self._SLOT.size
+
+    def _get(self, slot: int) -> tuple[int, float]:
+        served, last = self._SLOT.unpack_from(self.mem, self._at(slot))
+        return int(served), float(last)
+
+    def _put(self, slot: int, served: int, last: float) -> None:
+        self._SLOT.pack_into(self.mem, self._at(slot), served, last)
+
+    def touch(self, slot: int, *, served: bool = False) -> None:
+        count, _ = self._get(slot)
+        self._put(slot, count + served, time.monotonic())
+
+    def served(self) -> int:
+        return sum(self._get(slot)[0] for slot in range(self.slots))
+
+    def last(self) -> float:
+        return max(self._get(slot)[1] for slot in range(self.slots))
+
+    def leave(self) -> None:
+        self._FLAG.pack_into(self.mem, 0, 1)
+
+    def leaving(self) -> bool:
+        return bool(self._FLAG.unpack_from(self.mem, 0)[0])
 
 
 class Worker:
@@ -47,8 +98,11 @@ class Worker:
         self.root = root
         self.path = root / SOCKET_NAME
         self.started = time.time()
-        self.served = 0
-        self.last = time.monotonic()
+        self.board = Board(MEMBERS + 1)  # slot MEMBERS is the main process's
+        self.slot = MEMBERS
+        self.main = os.getpid()
+        self.members: dict[int, int] = {}  # pid -> slot of each serving process
+        self.solo = False  # embed.threads above 1: the main process answers every call itself
         self.identity: tuple[int, int] | None = None
         self.sock: socket.socket | None = None
         self.lock_fd: int | None = None
@@ -97,6 +151,7 @@ class Worker:
         return stat.S_ISSOCK(st.st_mode) and (st.st_dev, st.st_ino) == self.identity
 
     def close(self) -> None:
+        self.end_members()
         if self.sock is not None:
             self.sock.close()
             if self.still_ours():
@@ -108,25 +163,105 @@ class Worker:
     def serve(self) -> None:
         """Answer clients until it is time to leave. Until the code and model are loaded (by a thread
         at the lowest priority, so that a cold turn's own hooks, loading them too, keep the CPU),
-        every run request is answered "warming" and done by its client."""
+        every run request is answered "warming" and done by its client; then the serving processes
+        take over and this one watches them."""
         assert self.sock is not None
         threading.Thread(target=self._warm, daemon=True).start()
-        self.sock.settimeout(POLL_S)
+        self.sock.settimeout(WATCH_S)
         while True:
+            if self.ready.is_set() and not self.solo:
+                if hookmode.read_settings(self.root).embed_threads != 1:
+                    self.solo = True  # the model's thread pool would hang a forked process
+                else:
+                    self.watch()
+                    return
             try:
                 conn, _ = self.sock.accept()
             except TimeoutError:
-                if time.monotonic() - self.last > self.idle_s or not self.still_ours():
+                if time.monotonic() - self.board.last() > self.idle_s or not self.still_ours():
                     return
                 continue
-            with conn:
-                self.last = time.monotonic()
+            if not self.answer(conn):
+                return
+
+    def answer(self, conn: socket.socket) -> bool:
+        """One connection, by whichever process accepted it; False when the worker should leave."""
+        with conn:
+            self.board.touch(self.slot)
+            try:
+                if not self.handle(conn):
+                    self.board.leave()
+                    return False
+            except Exception:
+                pass  # this client falls back to its own process; the worker stays up
+            self.board.touch(self.slot)
+        return True
+
+    def watch(self) -> None:
+        """The main process once warm: fork the serving processes, replace any that dies, and leave
+        on a stop, after the idle time, or when the socket is no longer ours."""
+        gc.collect()
+        gc.freeze()  # what is loaded stays untouched by the collector: fewer pages copied per process
+        for slot in range(MEMBERS):
+            self.fork_member(slot)
+        while not self.board.leaving():
+            for pid, slot in list(self.members.items()):
+                with contextlib.suppress(ChildProcessError):
+                    if os.waitpid(pid, os.WNOHANG)[0] == 0:
+                        continue
+                del self.members[pid]
+                self.fork_member(slot)
+            if time.monotonic() - self.board.last() > self.idle_s or not self.still_ours():
+                return
+            time.sleep(WATCH_S)
+
+    def fork_member(self, slot: int) -> None:
+        try:
+            pid = os.fork()
+        except OSError:
+            return  # one fewer: its share of calls waits for the others or is done by its clients
+        if pid:
+            self.members[pid] = slot
+            return
+        try:  # the serving process
+            self.members = {}
+            self.slot = slot
+            if self.lock_fd is not None:
+                os.close(self.lock_fd)  # the lifetime lock is the main process's: it goes when that does
+                self.lock_fd = None
+            assert self.sock is not None
+            self.sock.settimeout(POLL_S)
+            while True:
                 try:
-                    if not self.handle(conn):
-                        return
-                except Exception:
-                    pass  # this client falls back to its own process; the worker stays up
-                self.last = time.monotonic()
+                    conn, _ = self.sock.accept()
+                except TimeoutError:
+                    if os.getppid() != self.main or self.board.leaving():
+                        break
+                    continue
+                if not self.answer(conn):
+                    break
+        except BaseException:
+            pass
+        finally:
+            os._exit(0)  # nothing of the main process's is flushed, closed or unlinked from here
+
+    def end_members(self) -> None:
+        """Stop the serving processes (a call still running is cut: its client does it itself)."""
+        for pid in self.members:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGTERM)
+        give_up = time.monotonic() + 2.0
+        for pid in self.members:
+            try:
+                while os.waitpid(pid, os.WNOHANG)[0] == 0:
+                    if time.monotonic() > give_up:
+                        os.kill(pid, signal.SIGKILL)
+                        os.waitpid(pid, 0)
+                        break
+                    time.sleep(0.01)
+            except OSError:
+                pass  # already gone
+        self.members = {}
 
     def _warm(self) -> None:
         with contextlib.suppress(OSError):
@@ -171,11 +306,17 @@ class Worker:
             _reply(conn, {"status": "bad_request"})
             return True
         _reply(conn, {"status": "accepted"})  # the client now waits for the answer, not for a turn
-        code, out = run_command(request, body)
-        self.served += 1
-        conn.settimeout(READ_TIMEOUT_S)
-        with contextlib.suppress(OSError):
-            _reply(conn, {"status": "done", "exit": code}, out)
+        from habitus.select import log as select_log
+
+        select_log.defer()  # the selection-log row is written after the answer is out
+        try:
+            code, out = run_command(request, body)
+            self.board.touch(self.slot, served=True)
+            conn.settimeout(READ_TIMEOUT_S)
+            with contextlib.suppress(OSError):
+                _reply(conn, {"status": "done", "exit": code}, out)
+        finally:
+            select_log.flush()
         return True
 
     def ours(self, request: dict[str, Any]) -> bool:
@@ -196,12 +337,12 @@ class Worker:
 
     def describe(self) -> dict[str, Any]:
         return {
-            "pid": os.getpid(),
+            "pid": self.main,
             "code": code_id(),
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
             "ready": self.ready.is_set(),
-            "served": self.served,
-            "idle_s": round(time.monotonic() - self.last, 3),
+            "served": self.board.served(),
+            "idle_s": round(time.monotonic() - self.board.last(), 3),
             "idle_limit_s": self.idle_s,
         }
 
@@ -288,9 +429,9 @@ def _reply(conn: socket.socket, header: dict[str, Any], body: bytes = b"") -> No
 
 def preload(root: Path) -> None:
     """Load what the served commands need, so the first request is already warm. Best effort."""
-    with contextlib.suppress(Exception):
-        import importlib
+    import importlib
 
+    with contextlib.suppress(Exception):
         from habitus import cli
 
         # Through the root group's map, as a request would load them: the worker sits above the commands.
@@ -301,6 +442,22 @@ def preload(root: Path) -> None:
         from habitus.state.root import StateRoot
 
         load_embedder(StateRoot(root)).embed(["warm up"])
+    with contextlib.suppress(Exception):
+        importlib.import_module("habitus.memory.index")
+        importlib.import_module("habitus.advise.hook")
+        importlib.import_module("habitus.capture")
+        importlib.import_module("habitus.harness.transcripts")
+    with contextlib.suppress(Exception):
+        # One read-only selection (its log row dropped), so that the serving processes forked after
+        # this find the ledger code, the judge's tables and the habits' vectors' checks already done.
+        from habitus.select import log as select_log
+        from habitus.select import select
+
+        select_log.defer()
+        try:
+            select(StateRoot(root), "warm up the worker", wait=0.2, mode="cli")
+        finally:
+            select_log.flush(write=False)
 
 
 def main(argv: list[str] | None = None) -> int:
