@@ -52,7 +52,9 @@ def bm25_lists(memories, queries):
         reader = store.reader()
         for case in queries:
             sel = query.selector({"query": case.query, "limit": 20})
-            _, ranked = query.searched(store, case.query, lambda m: query.ranked(reader, sel, now, m, 1000))
+            _, ranked = query.searched(
+                store, case.query, lambda m, sel=sel: query.ranked(reader, sel, now, m, 1000)
+            )
             out[case.id] = [(by_seq[seq], -bm) for seq, bm in ranked or []]
         store.close()
     return out
@@ -117,14 +119,26 @@ def score(queries, ranked):
 
 def line(label, tally, keys):
     cells = [f"{tally[k][1] / max(1, tally[k][0]):.3f}" if k in tally else "  -  " for k in keys]
-    return f"{label:<44} " + " ".join(f"{c:>7}" for c in cells) + f"  mrr {tally['all'][2] / tally['all'][0]:.3f}"
+    return (
+        f"{label:<44} "
+        + " ".join(f"{c:>7}" for c in cells)
+        + f"  mrr {tally['all'][2] / tally['all'][0]:.3f}"
+    )
+
+
+def english_only(ranking, english, qid, qlang):
+    """MiniLM's list as memory uses it: nothing for a non-English query, English records only."""
+    return [m for m in ranking if english[m]] if qlang[qid] else []
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sets", default="dev,helper")
-    parser.add_argument("--grid", action="store_true", help="also sweep RRF constant, weights and caps")
+    parser.add_argument(
+        "--grid", action="store_true", help="also sweep the BM25 share, RRF constant, weights"
+    )
     args = parser.parse_args()
+    from habitus.memory.embedding import english
     from habitus.memory.evaluate import load_memories, load_queries
 
     for set_name in args.sets.split(","):
@@ -134,6 +148,8 @@ def main() -> None:
         queries = load_queries(q_path, set(ids))
         scored = bm25_lists(memories, queries)
         bm = {qid: [m for m, _ in items] for qid, items in scored.items()}
+        eng = {m["id"]: english(m["request"]["content"]) for m in memories}
+        qlang = {q.id: english(q.query) for q in queries}
         cats = sorted({q.category for q in queries})
         keys = ["all", *[f"c:{c}" for c in cats], "l:en", "l:non-en"]
         print(f"\n== {set_name}: {len(memories)} memories, {len(queries)} queries")
@@ -144,36 +160,46 @@ def main() -> None:
             docs, qvecs, seconds = embed_variant(variant, memories, queries)
             vec[variant] = (docs, qvecs)
             print(f"  ({variant}: {len(memories) + len(queries)} texts in {seconds:.1f} s)", file=sys.stderr)
-        for variant, min_sim in (("minilm", 0.2), ("e5q", 0.0), ("e5qp", 0.0)):
-            vl, _ = vector_lists(*vec[variant], ids, min_sim)
-            print(line(f"{variant} alone", score(queries, vl), keys))
-        for variant, min_sim in (("minilm", 0.2), ("e5q", 0.0), ("e5qp", 0.0), ("e5qp", 0.75), ("e5qp", 0.8)):
-            vl, _ = vector_lists(*vec[variant], ids, min_sim)
-            ranked = {q.id: fuse([bm[q.id], vl[q.id]], (1, 1), 60, (1000, 1000)) for q in queries}
-            print(line(f"rrf60 bm25+{variant} min{min_sim}", score(queries, ranked), keys))
-        mini, _ = vector_lists(*vec["minilm"], ids, 0.2)
-        e5, _ = vector_lists(*vec["e5qp"], ids, 0.0)
-        ranked = {q.id: fuse([bm[q.id], mini[q.id], e5[q.id]], (1, 1, 1), 60, (1000,) * 3) for q in queries}
-        print(line("rrf60 bm25+minilm+e5qp", score(queries, ranked), keys))
+        lists = {v: vector_lists(*vec[v], ids, floor)[0] for v, floor in (("minilm", 0.2), ("e5q", 0.75),
+                                                                        ("e5qp", 0.75))}  # fmt: skip
+        for variant in ("minilm", "e5q", "e5qp"):
+            print(line(f"{variant} alone", score(queries, lists[variant]), keys))
+
+        def strong(share, scored=scored):
+            return {qid: [m for m, s in items if s >= share * items[0][1]] for qid, items in scored.items()}
+
+        def fused(parts, rrf_k, queries=queries):
+            return {q.id: fuse([p[q.id] for p, _ in parts], [w for _, w in parts], rrf_k, [1000] * len(parts))
+                    for q in queries}  # fmt: skip
+
+        gated = {q.id: english_only(lists["minilm"][q.id], eng, q.id, qlang) for q in queries}
+        rows = [
+            ("before: all bm25 + minilm, rrf k60", [(bm, 1), (lists["minilm"], 1)], 60),
+            ("all bm25 + e5qp, rrf k60", [(bm, 1), (lists["e5qp"], 1)], 60),
+            ("strong bm25 + minilm x2, k5", [(strong(0.7), 1), (lists["minilm"], 2)], 5),
+            ("strong bm25 + e5q x2, k5", [(strong(0.7), 1), (lists["e5q"], 2)], 5),
+            ("strong bm25 + e5qp x2, k5", [(strong(0.7), 1), (lists["e5qp"], 2)], 5),
+            (
+                "strong bm25 + e5qp x2 + minilm, k5",
+                [(strong(0.7), 1), (lists["e5qp"], 2), (lists["minilm"], 1)],
+                5,
+            ),
+            ("chosen: same, minilm English only", [(strong(0.7), 1), (lists["e5qp"], 2), (gated, 1)], 5),
+        ]
+        for label, parts, rrf_k in rows:
+            print(line(label, score(queries, fused(parts, rrf_k)), keys))
         if args.grid:
-            e5l, _ = vector_lists(*vec["e5qp"], ids, 0.0)
-            for rel, rrf_k, wm, we in itertools.product((0.0, 0.5, 0.7), (5, 20, 60), (0.5, 1.0), (1.0, 1.5, 2.0)):
-                strong = {qid: [m for m, s in items if s >= rel * items[0][1]] for qid, items in scored.items()}
-                ranked = {q.id: fuse([strong[q.id], mini[q.id], e5l[q.id]], (1, wm, we), rrf_k, (1000,) * 3)
-                          for q in queries}
-                print(line(f"3way rel{rel} k{rrf_k} wm{wm} we{we}", score(queries, ranked), keys))
-            for variant in ("minilm", "e5q", "e5qp"):
-                vl, _ = vector_lists(*vec[variant], ids, 0.0 if variant != "minilm" else 0.2)
-                for rel, rrf_k, wv in itertools.product((0.0, 0.3, 0.5, 0.7), (5, 20, 60), (1.0, 2.0)):
-                    strong = {qid: [m for m, s in items if items and s >= rel * items[0][1]]
-                              for qid, items in scored.items()}
-                    ranked = {q.id: fuse([strong[q.id], vl[q.id]], (1, wv), rrf_k, (1000, 1000)) for q in queries}
-                    print(line(f"{variant} rel{rel} k{rrf_k} wv{wv}", score(queries, ranked), keys))
-            for variant in ("e5q", "e5qp"):
-                vl, _ = vector_lists(*vec[variant], ids, 0.0)
-                for rrf_k, wv, cap in itertools.product((1, 5, 10, 20, 60), (1.0, 1.5, 2.0), (10, 50, 1000)):
-                    ranked = {q.id: fuse([bm[q.id], vl[q.id]], (1, wv), rrf_k, (cap, cap)) for q in queries}
-                    print(line(f"{variant} k{rrf_k} wv{wv} cap{cap}", score(queries, ranked), keys))
+            for share, rrf_k, we, wm in itertools.product(
+                (0.0, 0.5, 0.7, 0.8), (1, 5, 20, 60), (1, 2, 3), (0.5, 1)
+            ):
+                parts = [(strong(share), 1), (lists["e5qp"], we), (gated, wm)]
+                print(
+                    line(
+                        f"share{share} k{rrf_k} e5x{we} minilmx{wm}",
+                        score(queries, fused(parts, rrf_k)),
+                        keys,
+                    )
+                )
 
 
 if __name__ == "__main__":

@@ -114,7 +114,11 @@ def test_weak_text_matches_do_not_outvote_the_vectors(state_root: Path) -> None:
     assert top["id"] == ids["The database is PostgreSQL 16 on a managed host"]
     text_only = mem("retrieve", "what is the relational datastore", "--no-hybrid").result["items"]
     assert len(text_only) > 1 and text_only[0]["score"] > 0  # "the" and "is" match several records
-    weak = [i for i in result["items"] if i["bm25"] is not None and i["bm25"] < fusion.STRONG * text_only[0]["score"]]
+    weak = [
+        i
+        for i in result["items"]
+        if i["bm25"] is not None and i["bm25"] < fusion.STRONG * text_only[0]["score"]
+    ]
     assert all(i["score"] < top["score"] for i in weak)
 
 
@@ -171,7 +175,9 @@ def test_vectors_of_another_model_are_never_used(state_root: Path) -> None:
         )
     conn.close()
     result = hybrid("which database do we use")
-    assert result["stores"]["global"]["hybrid"]["computed"] == MODELS * len(CORPUS)  # foreign rows did not count
+    assert result["stores"]["global"]["hybrid"]["computed"] == MODELS * len(
+        CORPUS
+    )  # foreign rows did not count
     assert result["items"][0]["content"].startswith("The database is PostgreSQL")
     models = {model for _, model in vector_rows(state_root)}
     assert models == {"other@0000", *result["hybrid"]["models"]}

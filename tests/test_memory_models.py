@@ -67,11 +67,16 @@ def test_e5_records_are_passages_stored_under_their_own_id(state_root: Path) -> 
     ("query", "expected"),
     [
         ("Welche Datenbank benutzen wir?", "The database is PostgreSQL 16 on a managed host"),
-        ("¿cuándo podemos desplegar a producción?", "Deploy to production only on Tuesdays after the standup"),
+        (
+            "¿cuándo podemos desplegar a producción?",
+            "Deploy to production only on Tuesdays after the standup",
+        ),
         ("who reviews the Italian translations", "Le traduzioni in italiano vengono controllate da Giulia"),
     ],
 )
-def test_a_query_finds_a_record_written_in_another_language(state_root: Path, query: str, expected: str) -> None:
+def test_a_query_finds_a_record_written_in_another_language(
+    state_root: Path, query: str, expected: str
+) -> None:
     ids = fill()
     ids["Die Testumgebung wird jeden Freitag neu aufgesetzt"] = retain(
         "Die Testumgebung wird jeden Freitag neu aufgesetzt"

@@ -459,7 +459,7 @@ def index_vectors_command(
 
     Embeds every record (not removed) that lacks a vector of one of memory's
     embedding models (E5 and MiniLM while embed.model is default; see `habitus
-    status`), model by model, the fastest first, in batches committed one by one
+    status`), model by model, the fastest first, on up to 4 cores, in batches committed one by one
     (an interrupted run keeps its progress; a terminal shows how far it got), and
     replaces vectors computed from content that has changed since. A search
     computes a few hundred missing vectors itself, and uses each model as soon as
@@ -476,7 +476,7 @@ def index_vectors_command(
             raise HabitusError("not_found", f"{target.path}: no {target.name} memory store")
         from habitus.render.progress import bar
 
-        models = embedding.load_all(root)
+        models = embedding.load_all(root, threads=embedding.bulk_threads())
         with bar("index-vectors", "records embedded") as progress:
             report = None if progress is None else (lambda model, d, t: progress(d, t, step=model))
             result = vectors.index(target, models, limit=limit, progress=report)

@@ -25,6 +25,7 @@ its vector: a store upgraded from MiniLM-only vectors keeps searching with them 
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -107,16 +108,22 @@ def english(text: str) -> bool:
     )
 
 
-def load(root: Any, role: Role) -> VectorModel:
-    """The model of a role, verified and loaded (raises as habitus.models.embedders.load_embedder)."""
+def load(root: Any, role: Role, *, threads: int | None = None) -> VectorModel:
+    """The model of a role, verified and loaded (raises as habitus.models.embedders.load_embedder);
+    `threads` defaults to `embed.threads` (1: a search never competes with the agent for cores)."""
     from habitus.models.embedders import load_embedder
 
-    return VectorModel(load_embedder(root, role.name), role)
+    return VectorModel(load_embedder(root, role.name, threads=threads), role)
 
 
-def load_all(root: Any) -> list[VectorModel]:
+def bulk_threads() -> int:
+    """Threads for `memory index-vectors`, a command a person runs and waits for: every core, up to 4."""
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def load_all(root: Any, *, threads: int | None = None) -> list[VectorModel]:
     """Every model memory uses here; raises when one does not load."""
-    return [load(root, role) for role in roles(root)]
+    return [load(root, role, threads=threads) for role in roles(root)]
 
 
 def describe(root: Any) -> list[str]:

@@ -205,7 +205,9 @@ def retrieve(
         info["hint"] = HINT
     if not lists:
         info["models"] = []
-        reason = "vectors_missing" if any(s["reason"] == "vectors_missing" for s in skipped) else "vectors_stale"
+        reason = (
+            "vectors_missing" if any(s["reason"] == "vectors_missing" for s in skipped) else "vectors_stale"
+        )
         return _fallback(store, sel, now, info, reason, info["missing"])
     info["text_mode"], bm = query.searched(
         store, sel.query or "", lambda match: query.ranked(conn, sel, now, match, CANDIDATES)

@@ -31,7 +31,9 @@ if TYPE_CHECKING:
     from habitus.embed.engine import Embedder
 
 
-CALIBRATED = "minilm"  # the packaged model the cosines above were fitted on (used while embed.model is default)
+CALIBRATED = (
+    "minilm"  # the packaged model the cosines above were fitted on (used while embed.model is default)
+)
 
 
 class EmbeddingMeasure(Measure):
