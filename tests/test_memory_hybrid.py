@@ -31,7 +31,8 @@ CORPUS = [
 
 from habitus.embed import registry  # noqa: E402
 
-ROLES = [embedding.E5, embedding.MINILM] if registry.e5_available() else [embedding.MINILM]  # as configured
+# memory's models while embed.model is default
+ROLES = [embedding.E5, embedding.MINILM] if registry.e5_available() else [embedding.MINILM_ALONE]
 MODELS = len(ROLES)
 
 

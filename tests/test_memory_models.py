@@ -34,7 +34,7 @@ def test_memory_uses_e5_and_minilm_by_default_and_the_configured_model_otherwise
     assert run("status")["embeddings"] == {"model": "default", "memory": expected}
     assert run("model", "use", "minilm")["model"]["name"] == "minilm"
     assert embedding.describe(root_at(state_root)) == ["minilm"]
-    assert [r.weight for r in embedding.roles(root_at(state_root))] == [2.0]  # alone, it carries the vectors
+    assert embedding.roles(root_at(state_root)) == [embedding.MINILM_ALONE]  # alone: weight 2, every query
     assert run("status")["embeddings"] == {"model": "minilm", "memory": ["minilm"]}
 
 
@@ -141,3 +141,20 @@ def test_index_vectors_with_a_model_that_does_not_load_changes_nothing(
     out = mem("index-vectors")
     assert out.exit == 3 and out.error["code"] == "model_unavailable"
     assert vector_rows(state_root) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "english"),
+    [
+        ("User prefers tabs over spaces in every file", True),  # "over", "in": Dutch too, still English
+        ("which sql engine", True),
+        ("Kubernetes", True),
+        ("Welche Datenbank benutzen wir, und wo ist sie?", False),
+        ("¿cuándo podemos desplegar a producción?", False),
+        ("A documentação técnica fica no Confluence", False),
+        ("本番環境のデータベースは毎晩バックアップされる", False),
+        ("Отпуск Ивана с 1 по 15 августа", False),
+    ],
+)
+def test_which_texts_the_english_only_model_judges(text: str, english: bool) -> None:
+    assert embedding.english(text) is english

