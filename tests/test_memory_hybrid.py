@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import memory_helpers
-from habitus.memory import vectors
+from habitus.memory import embedding, vectors
 from memory_helpers import mem, retain, seq_of
 
 outside_any_repo = memory_helpers.outside_any_repo  # fixtures
@@ -27,6 +27,21 @@ CORPUS = [
     "Our staging server is called kestrel",
     "Never force-push to main",
 ]
+
+
+from habitus.embed import registry  # noqa: E402
+
+# memory's models while embed.model is default
+ROLES = [embedding.E5, embedding.MINILM] if registry.e5_available() else [embedding.MINILM_ALONE]
+MODELS = len(ROLES)
+
+
+def lazy(monkeypatch: pytest.MonkeyPatch, most: int) -> None:
+    """Let a search compute at most `most` missing vectors of each model."""
+    from dataclasses import replace
+
+    original = embedding.roles
+    monkeypatch.setattr(embedding, "roles", lambda root: [replace(r, lazy=most) for r in original(root)])
 
 
 def fill(*args: str) -> dict[str, str]:
@@ -63,58 +78,89 @@ def test_hybrid_finds_by_meaning_what_bm25_misses(state_root: Path, query: str, 
     result = hybrid(query)
     assert result["mode"] == "hybrid" and result["hybrid"]["used"] is True
     top = result["items"][0]
-    assert top["id"] == ids[expected] and top["similarity"] >= 0.2
-    assert all(item["similarity"] >= 0.2 for item in result["items"])
+    floor = ROLES[0].floor
+    assert top["id"] == ids[expected] and top["similarity"] >= floor
+    assert all(item["similarity"] is None or item["similarity"] >= floor for item in result["items"])
 
 
 def test_fusion_puts_a_text_and_meaning_match_first(state_root: Path) -> None:
+    from habitus.memory import hybrid as fusion
+
     ids = fill()
     result = hybrid("deploy production")
-    top, second = result["items"][:2]
+    top = result["items"][0]
     assert top["id"] == ids["Deploy to production only on Tuesdays after the standup"]
-    assert top["bm25"] > 0 and top["similarity"] > 0.2
-    assert top["score"] == pytest.approx(2 / 61, abs=1e-6)  # first in both lists
-    assert second["id"] == ids["Our staging server is called kestrel"]  # by meaning alone
-    assert second["bm25"] is None and second["score"] == pytest.approx(1 / 62, abs=1e-6)
+    assert top["bm25"] > 0 and top["similarity"] is not None
+    weights = fusion.BM25_WEIGHT + sum(role.weight for role in ROLES)
+    assert top["score"] == pytest.approx(weights / (fusion.RRF_K + 1), abs=1e-6)  # first in every list
+    meaning = [i for i in result["items"] if i["bm25"] is None]
+    assert meaning and all(i["score"] < top["score"] for i in meaning)  # found by meaning alone
     assert [i["score"] for i in result["items"]] == sorted(
         (i["score"] for i in result["items"]), reverse=True
     )
     # paging over the fused list
+    second = result["items"][1]
     paged = hybrid("deploy production", "--limit", "1", "--offset", "1")
     assert paged["total"] == result["total"] and paged["items"][0]["id"] == second["id"]
 
 
+def test_weak_text_matches_do_not_outvote_the_vectors(state_root: Path) -> None:
+    """With OR semantics "the" matches nearly every record; such matches stay out of the fusion, so a
+    question that shares only such words with the record it means still finds it first."""
+    from habitus.memory import hybrid as fusion
+
+    ids = fill()
+    result = hybrid("what is the relational datastore")
+    top = result["items"][0]
+    assert top["id"] == ids["The database is PostgreSQL 16 on a managed host"]
+    text_only = mem("retrieve", "what is the relational datastore", "--no-hybrid").result["items"]
+    assert len(text_only) > 1 and text_only[0]["score"] > 0  # "the" and "is" match several records
+    weak = [
+        i
+        for i in result["items"]
+        if i["bm25"] is not None and i["bm25"] < fusion.STRONG * text_only[0]["score"]
+    ]
+    assert all(i["score"] < top["score"] for i in weak)
+
+
 def test_vectors_are_computed_lazily_once(state_root: Path) -> None:
     fill()
-    first = hybrid("database")["stores"]["global"]["hybrid"]
-    assert first == {"used": True, "computed": len(CORPUS), "missing": 0, "text_mode": "fts"}
+    result = hybrid("database")
+    first = result["stores"]["global"]["hybrid"]
+    assert first == {
+        "used": True, "models": result["hybrid"]["models"], "computed": MODELS * len(CORPUS), "missing": 0,
+        "text_mode": "fts",
+    }  # fmt: skip
+    assert len(result["hybrid"]["models"]) == MODELS
     assert hybrid("database")["stores"]["global"]["hybrid"]["computed"] == 0
-    assert len(vector_rows(state_root)) == len(CORPUS)
+    assert len(vector_rows(state_root)) == MODELS * len(CORPUS)
 
 
 def test_missing_vectors_fall_back_to_bm25_with_a_flag(
     state_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ids = fill()
-    monkeypatch.setattr(vectors, "LAZY_MAX", 3)
+    lazy(monkeypatch, 3)
     result = hybrid("tabs")
     info = result["stores"]["global"]["hybrid"]
     assert result["mode"] == "fts" and result["hybrid"]["used"] is False
     assert (
         info["used"] is False and info["reason"] == "vectors_missing" and info["missing"] == len(CORPUS) - 3
     )
-    assert "index-vectors" in info["hint"] and info["computed"] == 3
+    assert [s["reason"] for s in info["skipped"]] == ["vectors_missing"] * MODELS
+    assert "index-vectors" in info["hint"] and info["computed"] == 3 * MODELS
     assert [i["id"] for i in result["items"]] == [ids["User prefers tabs over spaces in every file"]]
     assert "similarity" not in result["items"][0]  # plain BM25 items
     done = mem("index-vectors").result
-    assert (done["computed"], done["missing"], done["stale_replaced"]) == (len(CORPUS) - 3, 0, 0)
+    assert (done["computed"], done["missing"], done["stale_replaced"]) == (MODELS * (len(CORPUS) - 3), 0, 0)
+    assert [m["computed"] for m in done["models"]] == [len(CORPUS) - 3] * MODELS
     assert hybrid("tabs")["hybrid"]["used"] is True
 
 
 def test_filters_limit_what_needs_vectors(state_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fill()
     only = retain("The deploy key rotates monthly", "--kind", "decision")
-    monkeypatch.setattr(vectors, "LAZY_MAX", 1)
+    lazy(monkeypatch, 1)
     result = hybrid("deploy", "--kind", "decision")
     assert result["hybrid"]["used"] is True and [i["id"] for i in result["items"]] == [only["id"]]
 
@@ -130,10 +176,12 @@ def test_vectors_of_another_model_are_never_used(state_root: Path) -> None:
         )
     conn.close()
     result = hybrid("which database do we use")
-    assert result["stores"]["global"]["hybrid"]["computed"] == len(CORPUS)  # the foreign rows did not count
+    assert result["stores"]["global"]["hybrid"]["computed"] == MODELS * len(
+        CORPUS
+    )  # foreign rows did not count
     assert result["items"][0]["content"].startswith("The database is PostgreSQL")
     models = {model for _, model in vector_rows(state_root)}
-    assert models == {"other@0000", result["hybrid"]["model"]}
+    assert models == {"other@0000", *result["hybrid"]["models"]}
 
 
 def test_content_changed_behind_our_back_fails_closed_until_reindexed(state_root: Path) -> None:
@@ -150,7 +198,7 @@ def test_content_changed_behind_our_back_fails_closed_until_reindexed(state_root
     assert report.exit == 1 and [(i["code"], i["ids"]) for i in report.result["issues"]] == [
         ("vector_stale", [ids["User prefers tabs over spaces in every file"]])
     ]
-    assert mem("index-vectors").result["stale_replaced"] == 1
+    assert mem("index-vectors").result["stale_replaced"] == MODELS
     assert mem("verify").exit == 0 and hybrid("tabs")["hybrid"]["used"] is True
 
 
@@ -163,7 +211,7 @@ def test_patch_and_purge_keep_vectors_in_step(state_root: Path) -> None:
     assert seq in {s for s, _ in vector_rows(state_root)}
     assert mem("retain", request={"id": target, "content": "Run ruff before every commit"}).exit == 0
     assert seq not in {s for s, _ in vector_rows(state_root)}
-    assert hybrid("code style checks")["stores"]["global"]["hybrid"]["computed"] == 1
+    assert hybrid("code style checks")["stores"]["global"]["hybrid"]["computed"] == MODELS
     assert mem("remove", target, "--purge").exit == 0
     assert seq not in {s for s, _ in vector_rows(state_root)}
     assert mem("verify").exit == 0
@@ -190,7 +238,7 @@ def test_bad_hybrid_requests(state_root: Path, args: list[str], field: str) -> N
 
 def test_hybrid_on_a_missing_store_loads_nothing_and_creates_nothing(state_root: Path) -> None:
     result = hybrid("anything")
-    assert result["total"] == 0 and result["hybrid"]["model"] is None
+    assert result["total"] == 0 and result["hybrid"]["model"] is None and result["hybrid"]["models"] == []
     assert not state_root.exists()
 
 
@@ -262,7 +310,7 @@ def test_by_default_vectors_join_plain_queries_and_syntax_means_what_it_says(sta
     plain = mem("retrieve", "which sql engine").result
     assert plain["mode"] == "hybrid" and plain["hybrid"]["used"] is True
     assert plain["items"][0]["id"] == ids["The database is PostgreSQL 16 on a managed host"]
-    assert len(vector_rows(state_root)) == len(CORPUS)  # a small store got its vectors on first search
+    assert len(vector_rows(state_root)) == MODELS * len(CORPUS)  # a small store got them on first search
     syntax = mem("retrieve", "tabs AND spaces").result
     assert syntax["mode"] == "fts" and "hybrid" not in syntax
     assert mem("retrieve", "tabs", "--no-hybrid").result["mode"] == "fts"
@@ -276,7 +324,7 @@ def test_by_default_a_large_backlog_answers_by_bm25_without_the_model(
     import habitus.models.embedders
 
     ids = fill()
-    monkeypatch.setattr(vectors, "LAZY_MAX", 3)
+    lazy(monkeypatch, 3)
 
     def no_model(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the model must not load")
@@ -303,23 +351,24 @@ def test_by_default_a_model_that_does_not_load_means_bm25(
     monkeypatch.setattr(habitus.models.embedders, "load_embedder", broken)
     result = mem("retrieve", "tabs").result
     assert result["mode"] == "fts" and result["items"]
-    assert result["hybrid"] == {"model": None, "used": False, "reason": "model_unavailable"}
+    assert result["hybrid"] == {"model": None, "models": [], "used": False, "reason": "model_unavailable"}
     strict = mem("retrieve", "tabs", "--hybrid")
     assert strict.exit == 3 and strict.error["code"] == "model_unavailable"
 
 
 def test_index_vectors_reports_progress_per_batch(state_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from habitus.memory.stores import MemoryStore
-    from habitus.models.embedders import load_embedder
     from habitus.state.root import StateRoot
 
     fill()
     monkeypatch.setattr(vectors, "BATCH", 3)
-    seen: list[tuple[int, int]] = []
+    seen: list[tuple[str, int, int]] = []
     store = MemoryStore("global", state_root / "memory.sqlite", wait=5.0)
     try:
-        embedder = load_embedder(StateRoot.at(str(state_root)))
-        done = vectors.index(store, embedder, progress=lambda d, t: seen.append((d, t)))
+        models = embedding.load_all(StateRoot.at(str(state_root)))
+        done = vectors.index(store, models, progress=lambda m, d, t: seen.append((m, d, t)))
     finally:
         store.close()
-    assert done["computed"] == len(CORPUS) and seen == [(3, 8), (6, 8), (8, 8)]
+    assert done["computed"] == MODELS * len(CORPUS)
+    order = [m.model_id for m in sorted(models, key=lambda m: m.role.passages)]  # the fastest model first
+    assert seen == [(m, d, 8) for m in order for d in (3, 6, 8)]

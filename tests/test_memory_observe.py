@@ -74,7 +74,8 @@ def test_observe_rates_messages_by_the_rubric(state_root: Path) -> None:
     assert first["metadata"]["at"] == "2030-01-01T10:00:00.000Z" and first["metadata"]["position"] == 0
     assert all("\n" not in i["content"] for i in result["items"])
     # the observations are ordinary memories: searchable, but kept out of the index's recent rows
-    assert mem("retrieve", "rgb indices", "--kind", "observation").result["total"] == 1
+    assert mem("retrieve", "rgb indices", "--kind", "observation", "--no-hybrid").result["total"] == 1
+    assert "rgb" in mem("retrieve", "rgb indices", "--kind", "observation").result["items"][0]["content"]
     assert mem("index").result["rows"] == 0
 
 

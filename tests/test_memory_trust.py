@@ -35,7 +35,8 @@ def test_a_store_created_here_is_trusted_and_stays_trusted_after_own_writes(repo
     retain("Run ruff before committing", "--store", "project")  # our own write: still trusted
     assert mem("retain", request={"id": record["id"], "importance": 0.9, "store": "project"}).exit == 0
     found = mem("retrieve", "ruff", "--store", "project").result
-    assert found["total"] == 1 and "trusted" not in found["stores"]["project"]
+    assert found["items"][0]["content"] == "Run ruff before committing"
+    assert "trusted" not in found["stores"]["project"]
     assert b"Use uv in this repository" in hook_index()
 
 

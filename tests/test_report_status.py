@@ -17,6 +17,7 @@ from report_helpers import advise_notes, days_back, declare, select_rows
 
 STATUS_KEYS = {
     "v",
+    "embeddings",
     "root",
     "exists",
     "versions",

@@ -455,20 +455,20 @@ def index_command(
 def index_vectors_command(
     limit: int | None, store: str | None, root: StateRoot, wait: float, pretty: bool
 ) -> None:
-    """Compute the embedding vectors that retrieve --hybrid needs.
+    """Compute the embedding vectors that hybrid retrieval needs.
 
-    Embeds every record (not removed) that has no vector of the configured embedding
-    model, in batches committed one by one (an interrupted run keeps its progress;
-    a terminal shows how far it got), and replaces vectors computed from content that
-    has changed since. A search computes up to 500 missing vectors itself; run this
-    after importing more than that.
+    Embeds every record (not removed) that lacks a vector of one of memory's
+    embedding models (E5 and MiniLM while embed.model is default; see `habitus
+    status`), model by model, the fastest first, on up to 4 cores, in batches committed one by one
+    (an interrupted run keeps its progress; a terminal shows how far it got), and
+    replaces vectors computed from content that has changed since. A search
+    computes a few hundred missing vectors itself, and uses each model as soon as
+    its vectors are complete; run this after importing more than that.
 
     \b
     Example:  habitus memory index-vectors --store project
     """
-    from habitus.memory import vectors
-    from habitus.memory.hybrid import MEMORY_MODEL
-    from habitus.models.embedders import load_embedder
+    from habitus.memory import embedding, vectors
 
     target = open_store(root, wait, store, io.read_request())
     try:
@@ -476,9 +476,10 @@ def index_vectors_command(
             raise HabitusError("not_found", f"{target.path}: no {target.name} memory store")
         from habitus.render.progress import bar
 
-        embedder = load_embedder(root, calibrated=MEMORY_MODEL)
+        models = embedding.load_all(root, threads=embedding.bulk_threads())
         with bar("index-vectors", "records embedded") as progress:
-            result = vectors.index(target, embedder, limit=limit, progress=progress)
+            report = None if progress is None else (lambda model, d, t: progress(d, t, step=model))
+            result = vectors.index(target, models, limit=limit, progress=report)
     finally:
         target.close()
     io.write_result(result, pretty=pretty)

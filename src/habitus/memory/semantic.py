@@ -31,6 +31,11 @@ if TYPE_CHECKING:
     from habitus.embed.engine import Embedder
 
 
+CALIBRATED = (
+    "minilm"  # the packaged model the cosines above were fitted on (used while embed.model is default)
+)
+
+
 class EmbeddingMeasure(Measure):
     name = "words+embeddings"
     SAME_COSINE = 0.92
@@ -91,12 +96,11 @@ def measure_for(root: Any) -> tuple[Measure, str | None]:
     """The embedding measure with the configured model, or word overlap and the error code when the
     model cannot be loaded (reflect and prune then still work, and say which measure they used)."""
     from habitus.errors import HabitusError
-    from habitus.memory.hybrid import MEMORY_MODEL
     from habitus.memory.text import WORDS
     from habitus.models.embedders import load_embedder
 
     try:
-        return EmbeddingMeasure(load_embedder(root, calibrated=MEMORY_MODEL)), None
+        return EmbeddingMeasure(load_embedder(root, calibrated=CALIBRATED)), None
     except HabitusError as exc:
         if exc.code not in ("model_unavailable", "checksum_mismatch"):
             raise

@@ -1,7 +1,9 @@
-"""Embedding vectors of memory content, for `retrieve --hybrid`: derived rows in `memory_vectors`.
+"""Embedding vectors of memory content, for hybrid retrieval: derived rows in `memory_vectors`.
 
 A row is (seq, model_id, dims, input, vector): the record's content embedded by the model `model_id`
-(habitus.embed: name + fingerprint of its files), `input` = `input_checksum(content)`. Rules:
+(habitus.embed: name + fingerprint of its files, plus `/passage` for E5's passage vectors; see
+habitus.memory.embedding, which also says which models memory uses), `input` =
+`input_checksum(content)`. A record has one row per model. Rules:
 
 - Vectors of different models are never compared: every read names the model in use.
 - A vector is used only while its input checksum matches the record's content. Every habitus write
@@ -9,8 +11,9 @@ A row is (seq, model_id, dims, input, vector): the record's content embedded by 
   new records (retain, import, observe, reflect) have no vectors yet. `verify` hashes them all
   (`vector_stale`) and `index-vectors` replaces stale ones, in case another program changed content.
 - They are never computed on the retain path (retain stays well under its 150 ms budget without
-  loading the model): `memory index-vectors` computes what is missing in batches, and `retrieve
-  --hybrid` computes up to LAZY_MAX missing ones itself before it falls back (see habitus.memory.hybrid).
+  loading a model): `memory index-vectors` computes what is missing in batches, model by model (the
+  fastest first), and a search computes up to its role's `lazy` missing ones itself before it leaves
+  that model out (see habitus.memory.hybrid).
 
 Embedding happens outside any transaction; each batch is written in a short one that re-checks the
 record's content, so a record patched meanwhile is skipped (and counted as still missing).
@@ -27,10 +30,9 @@ from habitus.memory.stores import MemoryStore
 from habitus.state.clock import utc_now
 
 if TYPE_CHECKING:
-    from habitus.embed.engine import Embedder
+    from habitus.memory.embedding import VectorModel
 
 BATCH = 256
-LAZY_MAX = 500
 
 
 def _missing_sql(clauses: list[str]) -> str:
@@ -52,7 +54,7 @@ def missing_any(conn: sqlite3.Connection, clauses: list[str], params: list[Any])
 
 def compute(
     store: MemoryStore,
-    embedder: Embedder,
+    embedder: VectorModel,
     *,
     clauses: list[str] | None = None,
     params: list[Any] | None = None,
@@ -74,7 +76,7 @@ def compute(
     written = 0
     for start in range(0, len(todo), BATCH):
         batch = todo[start : start + BATCH]
-        matrix = embedder.embed([row["content"] for row in batch])
+        matrix = embedder.embed_records([row["content"] for row in batch])
         writer = store.writer()
         with store.db.write(writer):
             for row, vector in zip(batch, matrix, strict=True):
@@ -119,23 +121,42 @@ def drop_stale(store: MemoryStore, model_id: str) -> int:
     return len(found)
 
 
-def index(
+def index_one(
     store: MemoryStore,
-    embedder: Embedder,
+    embedder: VectorModel,
     *,
     limit: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
-    """`memory index-vectors`: replace stale vectors, compute missing ones (all, or at most limit)."""
+    """One model's part of `memory index-vectors`: replace its stale vectors, compute missing ones (all,
+    or at most limit)."""
     dropped = drop_stale(store, embedder.model_id)
     written = compute(store, embedder, limit=limit, progress=progress)
     conn = store.reader()
     left = 0 if conn is None else missing(conn, embedder.model_id, ["m.removed_at IS NULL"], [])
+    return {"model": embedder.model_id, "computed": written, "stale_replaced": dropped, "missing": left}
+
+
+def index(
+    store: MemoryStore,
+    models: list[VectorModel],
+    *,
+    limit: int | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> dict[str, Any]:
+    """`memory index-vectors`: every model's part, the fastest model first (MiniLM embeds several
+    times faster than E5, and a store searches with each model as soon as that model's vectors are
+    complete). `limit` bounds each model's run; `progress(model_id, done, total)` after each batch.
+    Top-level counts add up over the models; `model` names the most important one."""
+    parts = []
+    for model in sorted(models, key=lambda m: m.role.passages):  # passage (E5) vectors last: slowest
+        report = None if progress is None else (lambda d, t, m=model.model_id: progress(m, d, t))
+        parts.append(index_one(store, model, limit=limit, progress=report))
+    parts.sort(key=lambda part: [m.model_id for m in models].index(part["model"]))
     return {
         "store": store.name,
         "path": str(store.path),
-        "model": embedder.model_id,
-        "computed": written,
-        "stale_replaced": dropped,
-        "missing": left,
+        "model": parts[0]["model"] if parts else None,
+        "models": parts,
+        **{key: sum(p[key] for p in parts) for key in ("computed", "stale_replaced", "missing")},
     }

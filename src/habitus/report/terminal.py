@@ -69,6 +69,9 @@ def render(status: dict[str, Any], activity: dict[str, Any], *, color: bool, uni
         "  ".join(f"{name} {_on(enabled.get(name))}" for name in ("capture", "select", "advise"))
         + f"  analyzer {enabled.get('analyzer')}  judge {enabled.get('select_judge')}",
     )
+    embeddings = status.get("embeddings")
+    if embeddings:
+        field("embeddings", f"{embeddings.get('model')}  memory {' + '.join(embeddings.get('memory') or [])}")
     models = status.get("models") or []
     if models:
         field(
