@@ -42,7 +42,7 @@ from functools import lru_cache
 from habitus.lang.words import DETERMINERS, ENGLISH_STOP_WORDS, word_set
 from habitus.lang.words import stem as _lang_stem
 from habitus.lang.words import words as _lang_words
-from habitus.learn import foreign, replacement
+from habitus.learn import foreign, pasted, replacement
 
 MAX_DIRECTIVE_CHARS = 300
 
@@ -97,6 +97,9 @@ SUBJECTS = _set(
 NARROW = re.compile(
     r"\b(this|that|the same) (file|function|method|class|line|one|test|chart|page|component|module|folder)\b"
     r"|\bthe other\b|\bthe one\b|\b(today|tonight|for now|right now|this time only|just this once)\b"
+    # "not the invoice template, the credit note one": which thing this task is about
+    r"|^not (?:the|this|that|my|your)\b|\b(?:the|this|that) (?:[\w-]+ ){1,3}ones?\b(?! (?:of|per|at)\b)"
+    r"|\bfor (?:this|that) (?:one|task|pr|change|ticket|fix)\b"
     r"|^(call|name|rename) (it|this|that|them)\b",
     re.IGNORECASE,
 )
@@ -127,6 +130,18 @@ _BLAME = re.compile(
     re.IGNORECASE,
 )
 _QUESTION = re.compile(r"\?[!?]*\s*$")
+# A verdict on what the agent did, or the norm it broke, said without "no" or "again": "bare errors are
+# useless in the logs", "node:20 isn't pinned either", "we dont do default exports here", "same problem as
+# yesterday", "I still see a naked return". Friction for the directive beside it; never a directive.
+_JUDGEMENT = re.compile(
+    r"\b(?:useless|pointless|unreadable|unusable|meaningless|unacceptable|not (?:ok|okay|acceptable|allowed)"
+    r"|(?:is|are|was|were|does|do|did)n'?t (?:[\w-]+ ){0,3}either|that'?s not (?:what i|how we)|not what i asked"
+    r"|we (?:don'?t|dont|do not|never) (?:do|use|write|want|allow|ship|commit|keep|put|add)\b"
+    r"|same (?:problem|mistake|thing|issue|error|bug) (?:as|like) (?:yesterday|before|last time|earlier|the others?)"
+    r"|i (?:still|again) see\b|i asked for\b)",
+    re.IGNORECASE,
+)
+_AGAIN_TAIL = re.compile(r"\bagain\s*[.!?]*\s*$", re.IGNORECASE)
 _ALWAYS = re.compile(r"\b(always|never)\b", re.IGNORECASE)
 _QUOTATION = re.compile(r"^\s*(['\"`“‘]).*(['\"`”’])\s*[.!]?\s*$", re.S)
 _MODAL = re.compile(r"\b(must|should|needs? to|has to|have to|ought to)\b", re.IGNORECASE)
@@ -174,7 +189,20 @@ _DECISION = re.compile(
     r"\bwe (use|decided|chose|went with|don'?t use|do not use|standardi[sz]ed on)\b", re.IGNORECASE
 )
 _ACK = re.compile(
-    r"^\s*(noted|good to know|i'?ll (keep that in mind|remember)|will remember)\b", re.IGNORECASE
+    r"^\s*(noted|good to know|i'?ll (keep that in mind|remember)|will remember|got it|understood|thanks"
+    r"|thank you|makes sense|will do|ok(?:ay)?, noted)\b",
+    re.IGNORECASE,
+)
+# A statement the agent acknowledged is a fact unless it reports a problem ("the build takes forever").
+_PROBLEM = re.compile(
+    r"\b(?:broken|break\w*|crash\w*|fail\w*|errors?|bugs?|buggy|slow|wrong|again|still|weird|flaky|forever"
+    r"|(?:does|do|did|is|are|was|were|wo|ca)n'?t|not|no longer|never mind|nevermind|missing|works?)\b",
+    re.IGNORECASE,
+)
+_STATES = re.compile(
+    r"\b(?:is|are|was|were|has|have|needs?|lives?|runs?|goes|uses?|gets?|must|only|always|never|requires?"
+    r"|points?|deploys?|publishes|belongs?)\b",
+    re.IGNORECASE,
 )
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+|;\s+")
@@ -406,6 +434,11 @@ def clean(text: str) -> str:
 _CLAUSE_BREAK = re.compile(
     r",\s+|\s+-+\s+|\s+and\s+(?=(?:please\s+)?(?:don'?t|do not|never|no)\b)", re.IGNORECASE
 )
+_JUSTIFICATION = re.compile(
+    r"^(?:we (?:don'?t|dont|do not|never|always)|that'?s (?:how|what) we|this (?:repo|codebase|project) "
+    r"(?:uses|has))\b",
+    re.IGNORECASE,
+)
 _DIRECTIVE_START = re.compile(
     r"^(?:please\s+)?(?:don'?t|do not|never|always|stop|avoid|no\s+(?!(?:one|way|problem|worries|idea|need)\b)\w)",
     re.IGNORECASE,
@@ -416,7 +449,17 @@ def _clauses(sentence: str) -> list[str]:
     """A sentence that describes before it asks ("the lines are hard wrapped at 80 columns, please don't
     do that in markdown") is read as its description and its request."""
     stripped = _strip_lead(sentence)[0]
-    if _starts_imperative(stripped) or _QUOTATION.match(stripped):
+    if _QUOTATION.match(stripped):
+        return [sentence]
+    for match in _CLAUSE_BREAK.finditer(sentence):
+        rest = sentence[match.end() :]
+        # "named export pls, we dont do default exports here": the request and its reason;
+        # "pin the image and don't run it as root": two requests.
+        if content_words(sentence[: match.start()]) and (
+            _JUSTIFICATION.match(rest) or (match.group(0).strip().lower() == "and" and _NEGATIVE.match(rest))
+        ):
+            return [sentence[: match.start()], rest]
+    if _starts_imperative(stripped):
         return [sentence]
     for match in _CLAUSE_BREAK.finditer(sentence):
         rest = sentence[match.end() :]
@@ -645,6 +688,9 @@ def read_message(
             text = reason.group(1).strip()
         else:
             return reading
+    text = pasted.own_words(text)  # a pasted log or diff is not what the user said
+    if not text:
+        return reading
     swap = replacement.find(text, before)
     if swap is not None:  # read whole: word by word it inverts ("yarn again. bun." is not "use yarn")
         reading.friction = True
@@ -729,6 +775,15 @@ def read_message(
                 markers.add("stop")
             if _FRUSTRATION.search(clause):
                 markers.add("frustration")
+            if made is None and rule is None and _JUDGEMENT.search(clause):
+                markers.add("judgement")
+            if (
+                made is None
+                and _AGAIN_TAIL.search(stripped)
+                and len(words(stripped)) <= 5
+                and not (_starts_imperative(stripped) or _starts_descriptive(stripped))
+            ):
+                markers.add("again")  # "root again.", "default exports again?!"; not "run it again"
             if (
                 made is None
                 and _ALWAYS.search(HABITUAL.sub(" ", stripped))
@@ -753,6 +808,7 @@ def read_message(
         "unwanted",
         "rule",
         "undo",
+        "judgement",
     }
     reading.friction = bool(reading.markers & friction_markers)
     if not reading.friction and any(
@@ -780,22 +836,28 @@ def read_message(
         if made is not None:
             directive = _directive(made, markers | {"made"}, False, friction=reading.friction)
         else:
-            directive = _directive(stripped, markers, question, friction=reading.friction)
+            verdict = "judgement" in reading.markers
+            directive = _directive(stripped, markers, question, friction=reading.friction, verdict=verdict)
         if directive is None:
             marked = bool(markers & {"no", "again", "told", "frustration"})
             if reading.friction and len(content_words(stripped)) >= 2:
                 if not question or marked:
-                    loose.append(clean(stripped))
+                    loose.append(_unsworn(stripped))
                     if marked:
-                        marked_loose.append(clean(stripped))
+                        marked_loose.append(_unsworn(stripped))
                 if not reading.directives and marked:
                     lead.append(clean(stripped))  # "again printing from library code?!": what it is about
             if not question and content_words(stripped):
                 context = clean(stripped)
             continue
-        if _object_is_pronoun(directive.text) and context:
+        referent = context or (reading.directives or reading.instructions or [None])[-1]
+        if _object_is_pronoun(directive.text) and referent:
+            about = context
+            # "bare errors are useless. wrap them with context", "pin the image and don't run it as
+            # root": the pronoun names what the message already said, the rest is general.
+            seed = directive.seed or (_qualified(directive.text) and not NARROW.search(directive.text))
             directive = Directive(
-                directive.text, directive.seed, directive.score, directive.habitual, directive.marked, context
+                directive.text, seed, directive.score, directive.habitual, directive.marked, about
             )
         if reading.friction:
             reading.directives.append(directive)
@@ -807,6 +869,39 @@ def read_message(
             x[:MAX_DIRECTIVE_CHARS] for x in (loose if not reading.directives else marked_loose) if x
         ]
     return reading
+
+
+_PREPOSITION = _set("as with like using via without before after into in on for from to when")
+_PLAIN = re.compile(r"^[a-z][a-z'-]*$")
+
+
+_PRONOUN_TAIL = re.compile(
+    r"^(?:(?:don'?t|dont|do not|never|always|please|just)\s+)*[\w-]+\s+(?:it|them|this|that|these|those)\s+"
+    r"(?P<prep>[a-z]+)\s+(?P<rest>[^,.;:!?()]+)",
+    re.IGNORECASE,
+)
+
+
+def _qualified(text: str) -> bool:
+    """A pronoun object followed by a general qualifier: "wrap them with context", "don't run it as
+    root"; not "run it again", "put it in coding-agent/test", "open it for me"."""
+    found = _PRONOUN_TAIL.match(text.strip())
+    if not found or found["prep"].lower() not in _PREPOSITION:
+        return False
+    phrase: list[str] = []
+    for token in found["rest"].split():
+        if token.lower() in _PREPOSITION:
+            break
+        phrase.append(token)
+    general = [w for w in phrase if w.lower() not in STOPWORDS and w.lower() not in PRONOUN_OBJECTS]
+    return bool(general) and all(_PLAIN.match(w) for w in phrase)
+
+
+def _unsworn(text: str) -> str:
+    """Loose friction as the user said it, minus swearing and markers: unlike a directive it keeps a
+    trailing "wrap them" (what it is about, when it joins a habit; it never words one)."""
+    text = _strip_lead(_PROFANITY.sub("", text))[0]
+    return re.sub(r"\s{2,}", " ", text).strip(" ,;:-")[:MAX_DIRECTIVE_CHARS]
 
 
 def _fact_of(sentence: str) -> Fact | None:
@@ -833,9 +928,15 @@ _HEDGE = re.compile(
 _IF_REPORT = re.compile(r"^(?:if|when|whenever)\s+(?:i|we|you|it|the|they|someone)\b", re.IGNORECASE)
 
 
-def _directive(stripped: str, markers: set[str], question: bool, *, friction: bool) -> Directive | None:
+def _directive(
+    stripped: str, markers: set[str], question: bool, *, friction: bool, verdict: bool = False
+) -> Directive | None:
+    """`verdict`: the message judges what the agent did ("... are useless"), so a bare noun phrase
+    beside it ("named exports only") asks for the alternative."""
     if question or not stripped or _QUOTATION.match(stripped) or _HEDGE.match(stripped):
         return None
+    if "judgement" in markers:
+        return None  # the verdict itself ("bare errors are useless") asks for nothing
     if _IF_REPORT.match(stripped) and not _MODAL.search(stripped):
         return None  # "if i change the theme, not everything updates": what happens, not a request
     made = "made" in markers  # worded by the reader from a statement, a question or "you forgot ..."
@@ -851,7 +952,7 @@ def _directive(stripped: str, markers: set[str], question: bool, *, friction: bo
     imperative = _starts_imperative(text)
     general = bool(_GENERAL.search(stripped))
     descriptive = _starts_descriptive(text)
-    corrected = bool(markers & {"no", "again", "told"})
+    corrected = bool(markers & {"no", "again", "told"}) or verdict
     accepted = (
         made
         or imperative
@@ -861,6 +962,12 @@ def _directive(stripped: str, markers: set[str], question: bool, *, friction: bo
         or (habitual and not descriptive)  # "same style of tests, table-driven"
         # "one sentence per line, no hard wrapping" in a correction: a wanted thing against an unwanted one
         or (friction and not descriptive and bool(_NEGATED_CLAUSE.search(text)) and not _MODAL.search(text))
+        # "the tests should hit a real database, not mocks": a norm against what was done
+        or (
+            friction
+            and bool(_MODAL.search(text) and _CONTRAST_FRICTION.search(text))
+            and words(text)[0] not in SUBJECTS
+        )
     )
     if not accepted:
         return None
@@ -874,7 +981,9 @@ def _directive(stripped: str, markers: set[str], question: bool, *, friction: bo
         - 2 * narrow
         - len(text) // 120
     )
-    marked = made or bool(markers & {"no", "again", "told", "negative", "stop"} or _ALWAYS.search(stripped))
+    marked = made or bool(
+        markers & {"no", "again", "told", "negative", "stop", "judgement"} or _ALWAYS.search(stripped)
+    )
     if made:
         score -= 2  # the user's own imperative words, when there are any, make the better wording
     return Directive(
@@ -887,6 +996,19 @@ def _directive(stripped: str, markers: set[str], question: bool, *, friction: bo
     )
 
 
+def _stated(body: str) -> bool:
+    """A plain statement about the project ("main is protected, merges need two approvals", "the staging
+    db is reset every night"): not a question, a request, a report of a problem or about the speakers."""
+    found = words(body)
+    if not found or body.rstrip().endswith("?") or _starts_imperative(body) or _PROBLEM.search(body):
+        return False
+    if not re.match(r"^[A-Za-z]+\b(?![\d_./:-])", body.strip()):
+        return False  # "81a2be is what link text is": a value read off the screen, not a fact
+    if found[0] in SUBJECTS - {"we", "this", "there", "it"} or found[0] in ("so", "ok", "okay", "cool"):
+        return False
+    return (found[0] in ("the", "our", "we") or len(content_words(body)) >= 3) and bool(_STATES.search(body))
+
+
 def _fact(sentence: str, acknowledged: bool) -> Fact | None:
     body = sentence.strip()
     marked = _FACT_START.match(body)
@@ -894,11 +1016,7 @@ def _fact(sentence: str, acknowledged: bool) -> Fact | None:
         body = body[marked.end() :]
     elif _FACT_ANYWHERE.search(body) and not body.rstrip().endswith("?"):
         body = _FACT_ANYWHERE.sub(" ", body)
-    elif _PROJECT_STATEMENT.match(_strip_lead(body)[0]) or (
-        acknowledged
-        and words(_strip_lead(body)[0])[:1] in (["the"], ["our"], ["we"])
-        and not body.rstrip().endswith("?")
-    ):
+    elif _PROJECT_STATEMENT.match(_strip_lead(body)[0]) or (acknowledged and _stated(_strip_lead(body)[0])):
         body = _strip_lead(body)[0]
     else:
         return None
