@@ -58,6 +58,24 @@ _ASK = re.compile(
     r"|てください|して下さい|すること|しなさい|してね|请|应该|必须|要先",
     _FLAGS,
 )
+# "always" words also describe ("der Server stürzt immer ab", "la página siempre tarda"): a sentence
+# that opens with an article or a subject pronoun reports what happens unless it asks (a modal, "bitte").
+_ALWAYS_WORD = re.compile(
+    r"\b(?:immer|stets|siempre|toujours|sempre|всегда)\b|いつも|常に|总是|始终|老是", _FLAGS
+)
+_SUBJECT_START = re.compile(
+    r"^\s*(?:der|die|das|den|dem|ein|eine|einen|es|er|sie|ich|wir|man|mein|meine|unser|unsere|dein|deine"
+    r"|el|la|los|las|un|una|unos|unas|mi|mis|su|sus|yo|él|ella|esto|este|esta|eso"
+    r"|le|les|l'|une|des|il|elle|ils|elles|je|nous|on|mon|ma|mes|ce|cet|cette|ça"
+    r"|o|os|as|um|uma|ele|eu|nós|meu|minha|isso|isto"
+    r"|lo|gli|uno|io|lui|lei|noi|questo|questa)\b",
+    _FLAGS,
+)
+# A sentence opening with a rule word is a rule in its language even where the guess says English
+# ("nunca hagas force push a main": the tool words outnumber the Spanish ones).
+_RULE_START = re.compile(
+    r"^\s*(?:nie|niemals|nunca|jamás|jamais|никогда|immer|siempre|toujours|sempre|всегда)\s+\w", _FLAGS
+)
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s*|\n+|;\s+|；")
 _TRAIL = re.compile(r"[\s,.;:!?。、，！？；：…]+$")
 MIN_CHARS = 6
@@ -66,7 +84,7 @@ MAX_DIRECTIVES = 3
 
 @lru_cache(maxsize=4096)  # each message is asked about several times in a row
 def is_foreign(text: str) -> bool:
-    return language_of(text) != "english"
+    return language_of(text) != "english" or bool(_RULE_START.match(text))
 
 
 def corrections(text: str) -> tuple[list[str], set[str]] | None:
@@ -91,7 +109,7 @@ def corrections(text: str) -> tuple[list[str], set[str]] | None:
         sentence = _TRAIL.sub("", _NO.sub("", sentence, count=1)).strip()
         if len(sentence) < MIN_CHARS or sentence.endswith("?") or "?" in sentence[-2:]:
             continue
-        ruled = bool(_RULE.search(sentence))
+        ruled = bool(_RULE.search(sentence)) and not _describes(sentence)
         if ruled:
             markers.add("always")
         # Without a rule word, only a sentence after "again" or "I told you" that asks for something.
@@ -103,6 +121,26 @@ def corrections(text: str) -> tuple[list[str], set[str]] | None:
     if not out or not markers & {"always", "again", "told"}:
         return None
     return out[:MAX_DIRECTIVES], markers
+
+
+def _describes(sentence: str) -> bool:
+    """ "der Server stürzt immer ab", "la app nunca muestra el error", "サーバーはいつも落ちる": a rule word
+    in a report of what happens, not a rule."""
+    if _ASK.search(sentence) or _TOLD.search(sentence):
+        return False  # a modal, "please" or "I told you": it asks
+    sentence = re.split(r"[:：]", sentence)[-1]  # "merk dir: ...", "wichtig: ..."
+    if _SUBJECT_START.match(sentence):
+        return not _NEVER_ASKS.search(sentence)
+    # Without articles a subject cannot be seen: an "always" word alone (no "never"/"don't") reports.
+    return (
+        bool(_ALWAYS_WORD.search(sentence))
+        and not _RULE.search(_ALWAYS_WORD.sub(" ", sentence))
+        and language_of(sentence) in ("russian", "japanese", "chinese")
+    )
+
+
+# "nunca hagas", "ne fais jamais", "nie ... pushen": an imperative never, even after a subject.
+_NEVER_ASKS = re.compile(r"\b(?:hagas|hagan|fais|faites|faut|faça|faças|mach|macht)\b", _FLAGS)
 
 
 def _content(text: str) -> list[str]:
