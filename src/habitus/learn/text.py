@@ -120,6 +120,7 @@ _TOLD = re.compile(
     re.IGNORECASE,
 )
 _STOP = re.compile(r"^stop\b", re.IGNORECASE)
+_HALT = re.compile(r"^stop(?=\s*[,.:;!?-]|\s*$)", re.IGNORECASE)
 _NEGATIVE = re.compile(r"^(don'?t|do not|never|no more|avoid|quit|stop)\b", re.IGNORECASE)
 _NO_THING = re.compile(r"^no\s+(?!(?:one|way|problem|worries|idea|need)\b)[a-z0-9]", re.IGNORECASE)
 _GENERAL = re.compile(r"\b(always|never|any|every|each|whenever|all)\b", re.IGNORECASE)
@@ -157,7 +158,7 @@ _PROFANITY = re.compile(
 # Interjections and markers stripped from the front of a sentence before it is read.
 _LEAD = re.compile(
     r"^(?:ok(?:ay)?|hmm+|hm|well|so|also|and|but|then|now|please|pls|dude|man|yeah|yes|oh|ah|lol|wait|sigh|actually"
-    r"|wtf|w\.t\.f|omg|omfg|ffs|ugh+|seriously|(?:no+|nope|nah|wrong|incorrect)(?=\s*[,.:;!?-]|\s*$)"
+    r"|wtf|w\.t\.f|omg|omfg|ffs|ugh+|seriously|(?:no+|nope|nah|wrong|incorrect|stop)(?=\s*[,.:;!?-]|\s*$)"
     r"|once again|again(?: with)?"
     r"|(?:i|we) (?:already )?(?:said|told you|keep telling you|asked you|mentioned)"
     r"(?: (?:already|before|twice|thrice|again|today|yesterday|so|many|times|\d+|one|two|three|several"
@@ -311,6 +312,8 @@ def _strip_lead(sentence: str) -> tuple[str, set[str]]:
             markers.add("again")
         elif _TOLD.match(text):
             markers.add("told")
+        elif _HALT.match(text):
+            markers.add("stop")  # "stop, you're going in circles": halts this run, asks for no habit
         match = _LEAD.match(text)
         if not match or not match.group(0):
             break
@@ -512,6 +515,13 @@ _EVERY_NEEDS = re.compile(
     r"|should have|requires?) (?P<object>.{2,120})$",
     re.IGNORECASE,
 )
+# "icon buttons need an aria-label", "migrations should have a down step": a need of a kind of thing (a
+# bare plural), a rule when the message also complains, else a fact.
+_KIND_NEEDS = re.compile(
+    r"^(?P<subject>(?:[a-z][\w-]* ){0,3}[a-z][\w-]*s) (?:need|require|should have|must have|should get|must get)"
+    r" (?P<object>.{2,120})$",
+    re.IGNORECASE,
+)
 _WE_ALWAYS = re.compile(
     r"^(?:we|i)(?: here| in this \w+)? (?P<how>always|never|don'?t|do not|usually|only) (?P<rest>.{3,200})$",
     re.IGNORECASE,
@@ -552,6 +562,9 @@ def _normative(sentence: str) -> tuple[str, bool] | None:
     every = _EVERY_NEEDS.match(body)
     if every:
         return f"make sure {every['subject']} has {every['object']}", False
+    kind = _KIND_NEEDS.match(body)
+    if kind and words(kind["subject"])[0] not in DETERMINERS | SUBJECTS and content_words(kind["subject"]):
+        return f"make sure {kind['subject']} have {kind['object']}", True
     modal = _MODAL_RULE.match(body)
     if modal and not _starts_imperative(modal["subject"]) and words(modal["subject"])[:1] != ["you"]:
         general = bool(_GENERAL.search(modal["subject"]) or (modal["neg"] or "").lower() == "never")
