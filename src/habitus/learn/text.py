@@ -99,7 +99,7 @@ NARROW = re.compile(
     r"|\bthe other\b|\bthe one\b|\b(today|tonight|for now|right now|this time only|just this once)\b"
     # "not the invoice template, the credit note one": which thing this task is about
     r"|^not (?:the|this|that|my|your)\b|\b(?:the|this|that) (?:[\w-]+ ){1,3}ones?\b(?! (?:of|per|at)\b)"
-    r"|\bfor (?:this|that) (?:one|task|pr|change|ticket|fix)\b"
+    r"|\bfor (?:this|that) (?:one|task|pr|change|ticket|fix)\b|\bfor (?:this|that|now)(?=\s*(?:[,.;:!?]|$))|\byet\b"
     r"|^(call|name|rename) (it|this|that|them)\b",
     re.IGNORECASE,
 )
@@ -112,7 +112,10 @@ HABITUAL = re.compile(
 
 # -- markers ---------------------------------------------------------------------------------------
 
-_NO_INTERJECTION = re.compile(r"^(no+|nope|nah|wrong|incorrect)(?=[\s]*[,.!:;?-]|\s*$)", re.IGNORECASE)
+_NO_INTERJECTION = re.compile(
+    r"^(no+|nope|nah|wrong|incorrect)(?=[\s]*[,.!:;?-]|\s*$|\s+(?:that'?s|it'?s|this is|i|you|we|it|that|this)\b)",
+    re.IGNORECASE,
+)
 _AGAIN = re.compile(r"^(once again|again)\b", re.IGNORECASE)
 _TOLD = re.compile(
     r"\b(i|we) (already )?(said|told you|keep telling you|asked you|mentioned)\b|\bhow many times\b"
@@ -158,7 +161,9 @@ _PROFANITY = re.compile(
 # Interjections and markers stripped from the front of a sentence before it is read.
 _LEAD = re.compile(
     r"^(?:ok(?:ay)?|hmm+|hm|well|so|also|and|but|then|now|please|pls|dude|man|yeah|yes|oh|ah|lol|wait|sigh|actually"
-    r"|wtf|w\.t\.f|omg|omfg|ffs|ugh+|seriously|(?:no+|nope|nah|wrong|incorrect|stop)(?=\s*[,.:;!?-]|\s*$)"
+    r"|wtf|w\.t\.f|omg|omfg|ffs|ugh+|seriously|never ?mind|nvm"
+    r"|(?:no+|nope|nah|wrong|incorrect|stop)(?=\s*[,.:;!?-]|\s*$)"
+    r"|no+(?=\s+(?:that'?s|it'?s|this is|i|you|we|it|that|this)\b)"
     r"|once again|again(?: with)?"
     r"|(?:i|we) (?:already )?(?:said|told you|keep telling you|asked you|mentioned)"
     r"(?: (?:already|before|twice|thrice|again|today|yesterday|so|many|times|\d+|one|two|three|several"
@@ -683,12 +688,14 @@ def read_message(
     before: str = "",
     recent: str = "",
     after_rejection: bool = False,
+    opening: bool = False,
 ) -> Reading:
     """Friction markers, directives and facts in one user message (see the module docstring).
 
     `before` is the agent's previous reply (what the user reacts to), `recent` its last few replies;
     `after_rejection` says that the message follows a rejected tool use (a rule stated as a fact is
-    then its reason)."""
+    then its reason); `opening` that it opens a session: the agent has done nothing yet to correct, so
+    a "don't ..." or "always ..." there specifies the task unless the message also complains."""
     reading = Reading()
     text = user.strip()
     if outcome == "rejected" or REJECTION.search(text):
@@ -824,8 +831,10 @@ def read_message(
         "judgement",
     }
     reading.friction = bool(reading.markers & friction_markers)
+    if opening and not reading.markers & (friction_markers - {"negative", "always", "stop"}):
+        reading.friction = False  # "implement the login page. don't use external libraries"
     if not reading.friction and any(
-        _CONTRAST_FRICTION.search(made or stripped)
+        _CONTRAST_FRICTION.search(made or stripped) and _against(made or stripped, recent or before)
         for stripped, _, q, made, _, _ in candidates
         if not q and not (made is None and (_IF_REPORT.match(stripped) or _HEDGE.match(stripped)))
     ):
@@ -908,6 +917,24 @@ def _qualified(text: str) -> bool:
         phrase.append(token)
     general = [w for w in phrase if w.lower() not in STOPWORDS and w.lower() not in PRONOUN_OBJECTS]
     return bool(general) and all(_PLAIN.match(w) for w in phrase)
+
+
+_NEGATED_TAIL = re.compile(r",\s*not\s+(?:just\s+|only\s+)?([^,.;!?]+)", re.IGNORECASE)
+
+
+def _against(text: str, before: str) -> bool:
+    """ "X, not Y" corrects when it rules out what the agent just did (Y is in its reply), says "not
+    just/only", or states a rule ("always ... here, not after"); else it specifies a task ("make the api
+    return 404 for missing users, not 500")."""
+    if re.search(r"\bnot (?:just|only)\b", text, re.IGNORECASE) or _GENERAL.search(text):
+        return True
+    if re.search(r"\b(?:here|in this (?:repo|codebase|project))\b", text, re.IGNORECASE):
+        return True
+    negated = _NEGATED_TAIL.search(text)
+    if not negated or not before:
+        return False
+    said = {_stem(w) for w in content_words(before)} | set(before.lower().split())
+    return any(_stem(w) in said or w in said for w in content_words(negated[1]))
 
 
 def _unsworn(text: str) -> str:
