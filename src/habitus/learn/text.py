@@ -85,7 +85,8 @@ VERBS = _set(
     style paint highlight poll watch notify apply append prepend insert generate split keep
     verify double-check read cut copy paste upload download publish package sign encrypt decrypt
     hash crash break fail hardcode hard-code print prompt reload dump unwrap expose hide leak explode
-    hang freeze"""
+    hang freeze label hold seed evaluate train plot wire guard paginate translate localize scope bundle
+    minify compress assert await resolve reject queue schedule serve mount route query index"""
 )
 
 PRONOUN_OBJECTS = _set("it that this them these those both one everything something")
@@ -298,7 +299,12 @@ def sentences(text: str) -> list[str]:
         stripped = _strip_lead(part)[0]
         if not stripped and out:
             continue  # only a marker ("I said that before", "again!"): already counted as friction
-        short = len(content_words(stripped)) <= 2 and not _FACT_START.match(part)
+        # ... but a request of its own ("and label the axes, always") stands alone.
+        alone = len(content_words(stripped)) == 2 and (
+            _ALWAYS.search(stripped) is not None
+            or (_verb(words(stripped)[0]) is not None and not _NO_THING.match(stripped))
+        )
+        short = len(content_words(stripped)) <= 2 and not _FACT_START.match(part) and not alone
         if out and short and not _QUESTION.search(out[-1]):  # a question stays a question
             out[-1] = f"{out[-1].rstrip()} {part}"
         else:
@@ -494,6 +500,11 @@ _WHY_THERE = re.compile(
     r"^why (?:is|are) there (?:still |again )?(.{2,80}?)(?:\s+(?:in here|here|again|still))*[\s?!.]*$",
     re.IGNORECASE,
 )
+# "why are you mocking the mailer?", "why did you delete the config file??": what the agent does is unwanted.
+_WHY_DOING = re.compile(
+    r"^why (?:are|do|did|would|have) you (?:keep |still |even |always )*(?P<x>[a-z][\w'-]* .{2,80}?)[\s?!.]*$",
+    re.IGNORECASE,
+)
 _WHY_NO = re.compile(
     r"^why (?:do|does|is|are|did) .{1,60}? (?:have |get |with )?(?:no|without)\s+(.{2,60}?)[\s?!.]*$",
     re.IGNORECASE,
@@ -525,6 +536,11 @@ _EVERY_NEEDS = re.compile(
 _KIND_NEEDS = re.compile(
     r"^(?P<subject>(?:[a-z][\w-]* ){0,3}[a-z][\w-]*s) (?:need|require|should have|must have|should get|must get)"
     r" (?P<object>.{2,120})$",
+    re.IGNORECASE,
+)
+_WE_HAVE = re.compile(
+    r"^(?:but )?we (?:already )?(?:have|got) (?:a |an |the |our )?(?P<x>[\w -]{2,40}?) (?:for (?:that|this|it)|already)"
+    r"(?:,? (?:use|try) (?:it|that|them))?$",
     re.IGNORECASE,
 )
 _WE_ALWAYS = re.compile(
@@ -567,6 +583,9 @@ def _normative(sentence: str) -> tuple[str, bool] | None:
     every = _EVERY_NEEDS.match(body)
     if every:
         return f"make sure {every['subject']} has {every['object']}", False
+    have = _WE_HAVE.match(body)
+    if have and content_words(have["x"]):
+        return f"use {have['x']}", True  # "we have a test inbox for that": a convention, with friction
     kind = _KIND_NEEDS.match(body)
     if kind and words(kind["subject"])[0] not in DETERMINERS | SUBJECTS and content_words(kind["subject"]):
         return f"make sure {kind['subject']} have {kind['object']}", True
@@ -781,6 +800,9 @@ def read_message(
             elif question and (unwanted := _WHY_THERE.match(stripped)):
                 made = f"no {unwanted[1]}"
                 markers |= {"unwanted", "asked"}
+            elif question and (doing := _WHY_DOING.match(stripped)):
+                made = f"don't {doing['x']}"
+                markers |= {"unwanted", "asked"}
             elif _again_unwanted(stripped, markers, before):
                 made = f"no {stripped}"  # "again console in library code" after the agent logged again
                 markers |= {"unwanted", "asked"}
@@ -801,7 +823,8 @@ def read_message(
                 made is None
                 and _AGAIN_TAIL.search(stripped)
                 and len(words(stripped)) <= 5
-                and not (_starts_imperative(stripped) or _starts_descriptive(stripped))
+                and not _starts_imperative(stripped)
+                and (not _starts_descriptive(stripped) or words(stripped)[0] == "you")
             ):
                 markers.add("again")  # "root again.", "default exports again?!"; not "run it again"
             if (
@@ -895,6 +918,8 @@ def read_message(
 
 _PREPOSITION = _set("as with like using via without before after into in on for from to when")
 _PLAIN = re.compile(r"^[a-z][a-z'-]*$")
+# "wrap it like the others": points at earlier work, it does not say what the rule is.
+_ELSEWHERE = _set("other others rest before usual last previous ones earlier")
 
 
 _PRONOUN_TAIL = re.compile(
@@ -915,7 +940,7 @@ def _qualified(text: str) -> bool:
         if token.lower() in _PREPOSITION:
             break
         phrase.append(token)
-    general = [w for w in phrase if w.lower() not in STOPWORDS and w.lower() not in PRONOUN_OBJECTS]
+    general = [w for w in phrase if w.lower() not in STOPWORDS | PRONOUN_OBJECTS | _ELSEWHERE]
     return bool(general) and all(_PLAIN.match(w) for w in phrase)
 
 
