@@ -84,7 +84,16 @@ MAX_DIRECTIVES = 3
 
 @lru_cache(maxsize=4096)  # each message is asked about several times in a row
 def is_foreign(text: str) -> bool:
-    return language_of(text) != "english" or bool(_RULE_START.match(text))
+    if _RULE_START.match(text):
+        return True
+    # English contractions outweigh a stray look-alike ("os" of os.path is a Portuguese article).
+    return language_of(text) != "english" and not _ENGLISH_MARK.search(text)
+
+
+_ENGLISH_MARK = re.compile(
+    r"\b(?:don't|doesn't|didn't|can't|isn't|aren't|won't|wasn't|it's|i'm|you're|that's|let's|i've|we're)\b",
+    re.IGNORECASE,
+)
 
 
 def corrections(text: str) -> tuple[list[str], set[str]] | None:

@@ -490,6 +490,10 @@ _FORGOT = re.compile(
     r"^you (?:forgot|missed|skipped|left out|dropped|didn'?t (?:add|include|put in|use))(?: to)?\s+(.+)$",
     re.IGNORECASE,
 )
+# "you missed half of parser.py": how much was done, not a thing to include.
+_PORTION = re.compile(
+    r"^(?:half|part|most|some|parts|the rest|a few|a lot|a bunch|a couple)\b", re.IGNORECASE
+)
 # Questions that complain: "where is set -euo pipefail??" (wanted), "why is there a select * in here?"
 # (unwanted), "why do the buttons have no label?" (wanted).
 _WHERE = re.compile(
@@ -790,7 +794,7 @@ def read_message(
                 made, needs_friction = rule
                 if not needs_friction:
                     markers.add("rule")  # "X never goes into git", "X must never ...": prohibitive
-            elif forgot := _FORGOT.match(stripped):
+            elif (forgot := _FORGOT.match(stripped)) and not _PORTION.match(forgot[1]):
                 missing = forgot[1]
                 made = missing if _starts_imperative(missing) else f"include {missing}"
                 markers.add("blame")
