@@ -40,6 +40,13 @@ def seeds(message: str, before: str = "", **kwargs: object) -> list[str]:
         # a need of a kind of thing, beside a complaint
         ("why does the close button have no label? icon buttons need an aria-label", "", "aria-label"),
         ("and label the axes, always", "", "label the axes"),
+        # a request put to the agent in other words
+        ("you need to read the whole file before editing it", "Edited the top of it.", "read the whole file"),
+        ("you're not supposed to edit generated files", "Edited gen/api.ts.", "edit generated files"),
+        ("i want you to ask before deleting files", "Deleted the old folder.", "ask before deleting"),
+        ("can you stop adding docstrings to everything?", "Added docstrings.", "stop adding docstrings"),
+        ("next time, run the linter", "Committed.", "run the linter"),
+        ("wtf are you doing, read the docs first", "I guessed the API.", "read the docs"),
     ],
 )
 def test_corrections_without_a_marker_start_a_habit(message: str, before: str, wanted: str) -> None:
@@ -61,6 +68,8 @@ def test_corrections_without_a_marker_start_a_habit(message: str, before: str, w
         ("the app crashes on startup after your last change, wtf", "Changed the imports."),
         ("node:20-alpine isn't pinned either", "FROM node:20-alpine"),  # joins a habit, never starts one
         ("why did you delete the config file??", "Deleted config.yaml."),  # idem
+        ("you need to restart the server", "Changed the config."),  # advice for this task
+        ("can you check whether the export works", "Added the export."),
     ],
 )
 def test_clarifications_one_offs_and_reports_start_nothing(message: str, before: str) -> None:
@@ -87,6 +96,8 @@ def test_pasted_output_is_not_the_users_words() -> None:
     fenced = "use this instead:\n```\nnever_call(x)\n```\nthanks"
     assert "never_call" not in pasted.own_words(fenced)
     assert pasted.own_words("[theme] why is this blue?") == "[theme] why is this blue?"  # one line: typed
+    tail = "that should never happen.\n\nNode.js v23.4.0\nWaiting for the debugger...\nWaiting for the debugger..."
+    assert pasted.own_words(tail) == "that should never happen."
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,8 @@ or like frustration. `own_words(text)` drops, line by line:
   ("+ added", "@@ …"), log lines with a timestamp or a "[tag]", box-drawing and spinner characters;
 - a line that is only a path or a URL (a dragged-in screenshot or file);
 - lines with few letters (hex dumps, tables of numbers);
+- a line that occurs twice ("Waiting for the debugger to disconnect..."; nobody types a line twice) and a
+  bare name and version ("Node.js v23.4.0");
 - the rest of a paragraph that such a line opened ("➜ npx tsx cli.ts" and the "Debugger attached."
   under it), up to the next blank line.
 
@@ -35,6 +37,7 @@ _PATH_ONLY = re.compile(
     r"^\s*['\"`]?(?:[a-z]:\\|/|~/|\./|https?://)\S*(?:\s\S+){0,3}['\"`]?\s*$", re.IGNORECASE
 )
 _INDENTED = re.compile(r"^(?:\t| {4,})\S")
+_BANNER = re.compile(r"^[\w.+-]+ v?\d+(?:\.\d+)+\S*$")
 _LETTER = re.compile(r"[^\W\d_]")
 
 
@@ -44,7 +47,13 @@ def own_words(text: str) -> str:
         return text
     kept: list[str] = []
     fenced = output = False
-    for line in text.splitlines():
+    lines = text.splitlines()
+    counts: dict[str, int] = {}
+    for line in lines:
+        counts[line.strip()] = counts.get(line.strip(), 0) + 1
+    for line in lines:
+        if line.strip() and counts[line.strip()] > 1 and len(line.strip()) >= 12:
+            continue
         if _FENCE.match(line):
             fenced = not fenced
             continue
@@ -63,7 +72,7 @@ def _pasted(line: str) -> bool:
         return False
     if _INDENTED.match(line) or _OUTPUT.match(stripped) or _DRAWING.search(stripped):
         return True
-    if _PATH_ONLY.match(stripped):
+    if _PATH_ONLY.match(stripped) or _BANNER.match(stripped):
         return True
     letters = len(_LETTER.findall(stripped))
     return len(stripped) >= 8 and letters < 0.5 * len(stripped.replace(" ", ""))

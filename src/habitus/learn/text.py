@@ -140,7 +140,9 @@ _QUESTION = re.compile(r"\?[!?]*\s*$")
 # yesterday", "I still see a naked return". Friction for the directive beside it; never a directive.
 _JUDGEMENT = re.compile(
     r"\b(?:useless|pointless|unreadable|unusable|meaningless|unacceptable|not (?:ok|okay|acceptable|allowed)"
-    r"|(?:is|are|was|were|does|do|did)n'?t (?:[\w-]+ ){0,3}either|that'?s not (?:what i|how we)|not what i asked"
+    r"|(?:is|are|was|were|does|do|did)n'?t (?:[\w-]+ ){0,3}either|not what i asked"
+    r"|that'?s not (?:what i|how (?:we|it|this|that)|right|correct|the way)"
+    r"|(?:that|this|it) (?:should|must) never happen"
     r"|we (?:don'?t|dont|do not|never) (?:do|use|write|want|allow|ship|commit|keep|put|add)\b"
     r"|same (?:problem|mistake|thing|issue|error|bug) (?:as|like) (?:yesterday|before|last time|earlier|the others?)"
     r"|i (?:still|again) see\b|i asked for\b)",
@@ -448,6 +450,7 @@ def clean(text: str) -> str:
 _CLAUSE_BREAK = re.compile(
     r",\s+|\s+-+\s+|\s+and\s+(?=(?:please\s+)?(?:don'?t|do not|never|no)\b)", re.IGNORECASE
 )
+_RHETORIC = re.compile(r"^(?:what|why|how|are you|did you|do you|seriously|really)\b", re.IGNORECASE)
 _JUSTIFICATION = re.compile(
     r"^(?:we (?:don'?t|dont|do not|never|always)|that'?s (?:how|what) we|this (?:repo|codebase|project) "
     r"(?:uses|has))\b",
@@ -475,6 +478,11 @@ def _clauses(sentence: str) -> list[str]:
             return [sentence[: match.start()], rest]
     if _starts_imperative(stripped):
         return [sentence]
+    for match in _CLAUSE_BREAK.finditer(sentence):
+        rest, head = sentence[match.end() :], _strip_lead(sentence[: match.start()])[0]
+        # "wtf are you doing, read the docs first": a rhetorical head, then the request
+        if _RHETORIC.match(head) and _starts_imperative(rest) and len(content_words(rest)) >= 2:
+            return [sentence[: match.start()], rest]
     for match in _CLAUSE_BREAK.finditer(sentence):
         rest = sentence[match.end() :]
         head = sentence[: match.start()]
@@ -788,6 +796,13 @@ def read_message(
         for clause in _clauses(sentence) if rule is None else [sentence]:
             stripped, markers = _strip_lead(clause)
             question = bool(_QUESTION.search(clause))
+            addressed = _addressed(stripped)
+            if addressed is not None:  # "you need to read X", "can you stop X", "from now on X"
+                stripped, said, asks = addressed
+                if "obliged" in said and not _reacts(stripped, recent or before):
+                    said = said - {"obliged"}  # "you need to restart the server": advice for this task
+                markers |= said
+                question = question and not asks
             made: str | None = None
             needs_friction = False
             if rule is not None:
@@ -856,9 +871,10 @@ def read_message(
         "rule",
         "undo",
         "judgement",
+        "obliged",
     }
     reading.friction = bool(reading.markers & friction_markers)
-    if opening and not reading.markers & (friction_markers - {"negative", "always", "stop"}):
+    if opening and not reading.markers & (friction_markers - {"negative", "always", "stop", "obliged"}):
         reading.friction = False  # "implement the login page. don't use external libraries"
     if not reading.friction and any(
         _CONTRAST_FRICTION.search(made or stripped) and _against(made or stripped, recent or before)
@@ -966,6 +982,56 @@ def _against(text: str, before: str) -> bool:
     return any(_stem(w) in said or w in said for w in content_words(negated[1]))
 
 
+_OBLIGED = re.compile(
+    r"^(?:you (?:really |always |just )?(?:need to|have to|must|should|gotta|ought to|are supposed to|'re supposed to)"
+    r"|you're supposed to|i (?:want|need|'d like|would like) you to|i'd like you to|make sure (?:that )?you)"
+    r"\s+(?P<x>.+)$",
+    re.IGNORECASE,
+)
+_OBLIGED_NOT = re.compile(
+    r"^(?:you (?:really |just )?(?:shouldn'?t|should not|should never|must not|mustn'?t|must never|are not supposed to"
+    r"|aren'?t supposed to|'re not supposed to)|you're not supposed to|i don'?t want you to|i do not want you to)"
+    r"\s+(?P<x>.+)$",
+    re.IGNORECASE,
+)
+_POLITE_ASK = re.compile(r"^(?:can|could|would|will) you (?:please |pls )?(?P<x>.+?)[\s?]*$", re.IGNORECASE)
+_FUTURE = re.compile(
+    r"^(?:from now on|going forward|moving forward|in the future|next time|for the future|for future reference)"
+    r"[\s,:;-]+(?:please\s+)?(?P<x>.+)$",
+    re.IGNORECASE,
+)
+
+
+_RULE_WORDS = re.compile(r"\b(?:always|never|every|each|whenever|before|first|any|all)\b", re.IGNORECASE)
+
+
+def _reacts(text: str, before: str) -> bool:
+    """A request that states a rule ("... before editing it") or names what the agent just did."""
+    if _RULE_WORDS.search(text):
+        return True
+    said = {_stem(w) for w in content_words(before)}
+    return any(_stem(w) in said for w in content_words(text) if _verb(w) is None)
+
+
+def _addressed(stripped: str) -> tuple[str, set[str], bool] | None:
+    """A request put to the agent in other words: (the imperative it asks for, markers, whether a
+    question form is a request). "you need to read the whole file" -> "read the whole file";
+    "you're not supposed to edit generated files" -> "don't edit generated files"; "can you stop
+    adding docstrings?" -> "stop adding docstrings" (a request, not a question); "next time, run the
+    linter" -> "run the linter" (a rule for the future)."""
+    if found := _OBLIGED_NOT.match(stripped):
+        return f"don't {found['x']}", {"obliged"}, True
+    if (found := _OBLIGED.match(stripped)) and _starts_imperative(found["x"]):
+        return found["x"], {"obliged"}, True
+    if (found := _FUTURE.match(stripped)) and _starts_imperative(found["x"]):
+        return found["x"], {"always"}, True
+    if (found := _POLITE_ASK.match(stripped)) and (
+        _NEGATIVE.match(found["x"]) or _ALWAYS.match(found["x"]) or _STOP.match(found["x"])
+    ):
+        return found["x"], set(), True
+    return None
+
+
 def _unsworn(text: str) -> str:
     """Loose friction as the user said it, minus swearing and markers: unlike a directive it keeps a
     trailing "wrap them" (what it is about, when it joins a habit; it never words one)."""
@@ -1021,7 +1087,8 @@ def _directive(
     imperative = _starts_imperative(text)
     general = bool(_GENERAL.search(stripped))
     descriptive = _starts_descriptive(text)
-    corrected = bool(markers & {"no", "again", "told"}) or verdict
+    # beside a verdict only a short phrase asks ("named exports only"), not a line of output
+    corrected = bool(markers & {"no", "again", "told", "obliged"}) or (verdict and len(words(text)) <= 6)
     accepted = (
         made
         or imperative
