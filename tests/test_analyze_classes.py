@@ -135,6 +135,12 @@ def test_acknowledged_reports_and_requests_are_not_facts(message: str, assistant
         ("ich habe dir doch gesagt: immer die komplette Datei lesen", True),
         ("nunca hagas force push a main", True),
         ("non, jamais de latest dans la CI, fixe la version", True),
+        # "broken again, please fix it": a complaint and a repair, in any language
+        ("schon wieder kaputt, bitte fix das", False),
+        ("otra vez falla el build, arréglalo por favor", False),
+        ("опять сломалось, пожалуйста исправь", False),
+        ("またビルドが壊れた。直してください", False),
+        ("otra vez usaste var. usa siempre const", True),
     ],
 )
 def test_a_rule_word_in_a_report_is_no_rule(message: str, rule: bool) -> None:

@@ -76,7 +76,7 @@ _SUBJECT_START = re.compile(
 _RULE_START = re.compile(
     r"^\s*(?:nie|niemals|nunca|jamás|jamais|никогда|immer|siempre|toujours|sempre|всегда)\s+\w", _FLAGS
 )
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s*|\n+|;\s+|；")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*|\n+|;\s+|；")  # "console.log" is one word
 _TRAIL = re.compile(r"[\s,.;:!?。、，！？；：…]+$")
 MIN_CHARS = 6
 MAX_DIRECTIVES = 3
@@ -84,8 +84,8 @@ MAX_DIRECTIVES = 3
 
 @lru_cache(maxsize=4096)  # each message is asked about several times in a row
 def is_foreign(text: str) -> bool:
-    if _RULE_START.match(text):
-        return True
+    if _RULE_START.match(text) or _AGAIN.search(text) or _TOLD.search(text):
+        return True  # "otra vez usaste var. usa siempre const": too few stop words to tell
     # English contractions outweigh a stray look-alike ("os" of os.path is a Portuguese article).
     return language_of(text) != "english" and not _ENGLISH_MARK.search(text)
 
@@ -122,7 +122,12 @@ def corrections(text: str) -> tuple[list[str], set[str]] | None:
         if ruled:
             markers.add("always")
         # Without a rule word, only a sentence after "again" or "I told you" that asks for something.
-        repeated = markers & {"again", "told"} and _ASK.search(sentence) and len(_content(sentence)) >= 3
+        repeated = (
+            markers & {"again", "told"}
+            and _ASK.search(sentence)
+            and len(_content(sentence)) >= 3
+            and not _REPAIR.search(sentence)
+        )
         if ruled or repeated:
             out.append(sentence)
     rules = [sentence for sentence in out if _RULE.search(sentence)]
@@ -130,6 +135,16 @@ def corrections(text: str) -> tuple[list[str], set[str]] | None:
     if not out or not markers & {"always", "again", "told"}:
         return None
     return out[:MAX_DIRECTIVES], markers
+
+
+# "schon wieder kaputt, bitte fix das", "otra vez falla el build, arréglalo": a report and a request to
+# repair this breakage, not a behaviour; quoted as a "Do ..." it would make the complaint the habit.
+_REPAIR = re.compile(
+    r"\b(?:fix|fixe|fixen|repar\w*|arregl\w*|corrig\w*|consert\w*|sistem\w*|исправ\w*|почин\w*|schau|guck"
+    r"|mira|regarde|olha|guarda|посмотри|kaputt|rot|falla\w*|cass\w*|quebr\w*|rott\w*|сломал\w*)\b"
+    r"|直して|壊れ|見て|修|挂了|坏了|看一下",
+    _FLAGS,
+)
 
 
 def _describes(sentence: str) -> bool:
