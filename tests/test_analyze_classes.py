@@ -70,6 +70,9 @@ def test_corrections_without_a_marker_start_a_habit(message: str, before: str, w
         ("why did you delete the config file??", "Deleted config.yaml."),  # idem
         ("you need to restart the server", "Changed the config."),  # advice for this task
         ("can you check whether the export works", "Added the export."),
+        ("don't worry about the old tests, they're being removed", "Fixed two old tests."),
+        ("no rush, do it properly", "Quick fix applied."),
+        ("don't break the public api while you're at it", "Refactored the module."),
     ],
 )
 def test_clarifications_one_offs_and_reports_start_nothing(message: str, before: str) -> None:

@@ -101,6 +101,7 @@ NARROW = re.compile(
     # "not the invoice template, the credit note one": which thing this task is about
     r"|^not (?:the|this|that|my|your)\b|\b(?:the|this|that) (?:[\w-]+ ){1,3}ones?\b(?! (?:of|per|at)\b)"
     r"|\bfor (?:this|that) (?:one|task|pr|change|ticket|fix)\b|\bfor (?:this|that|now)(?=\s*(?:[,.;:!?]|$))|\byet\b"
+    r"|\bwhile you'?re (?:at it|there)\b"
     r"|^(call|name|rename) (it|this|that|them)\b",
     re.IGNORECASE,
 )
@@ -125,8 +126,14 @@ _TOLD = re.compile(
 )
 _STOP = re.compile(r"^stop\b", re.IGNORECASE)
 _HALT = re.compile(r"^stop(?=\s*[,.:;!?-]|\s*$)", re.IGNORECASE)
-_NEGATIVE = re.compile(r"^(don'?t|do not|never|no more|avoid|quit|stop)\b", re.IGNORECASE)
-_NO_THING = re.compile(r"^no\s+(?!(?:one|way|problem|worries|idea|need)\b)[a-z0-9]", re.IGNORECASE)
+_NEGATIVE = re.compile(
+    r"^(don'?t|do not|never|no more|avoid|quit|stop)\b(?! (?:worry|bother|hesitate|stress|panic|mind|rush)\b)",
+    re.IGNORECASE,
+)
+_NO_THING = re.compile(
+    r"^no\s+(?!(?:one|way|problem|problems|worries|idea|need|rush|hurry|pressure|stress)\b)[a-z0-9]",
+    re.IGNORECASE,
+)
 _GENERAL = re.compile(r"\b(always|never|any|every|each|whenever|all)\b", re.IGNORECASE)
 _CONTRAST = re.compile(r",\s*not\b|\bnot just\b|\bnot only\b|\binstead of\b|\brather than\b", re.IGNORECASE)
 _CONTRAST_FRICTION = re.compile(r",\s*not\b|\bnot just\b|\bnot only\b", re.IGNORECASE)
@@ -457,7 +464,7 @@ _JUSTIFICATION = re.compile(
     re.IGNORECASE,
 )
 _DIRECTIVE_START = re.compile(
-    r"^(?:please\s+)?(?:don'?t|do not|never|always|stop|avoid|no\s+(?!(?:one|way|problem|worries|idea|need)\b)\w)",
+    r"^(?:please\s+)?(?:don'?t|do not|never|always|stop|avoid|no\s+(?!(?:one|way|problem|problems|worries|idea|need|rush|hurry|pressure|stress)\b)\w)",
     re.IGNORECASE,
 )
 
@@ -915,7 +922,7 @@ def read_message(
             if not question and content_words(stripped):
                 context = clean(stripped)
             continue
-        referent = context or (reading.directives or reading.instructions or [None])[-1]
+        referent = bool(context or reading.directives or reading.instructions)  # what a pronoun can name
         if _object_is_pronoun(directive.text) and referent:
             about = context
             # "bare errors are useless. wrap them with context", "pin the image and don't run it as
