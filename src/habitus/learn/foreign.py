@@ -58,7 +58,25 @@ _ASK = re.compile(
     r"|てください|して下さい|すること|しなさい|してね|请|应该|必须|要先",
     _FLAGS,
 )
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s*|\n+|;\s+|；")
+# "always" words also describe ("der Server stürzt immer ab", "la página siempre tarda"): a sentence
+# that opens with an article or a subject pronoun reports what happens unless it asks (a modal, "bitte").
+_ALWAYS_WORD = re.compile(
+    r"\b(?:immer|stets|siempre|toujours|sempre|всегда)\b|いつも|常に|总是|始终|老是", _FLAGS
+)
+_SUBJECT_START = re.compile(
+    r"^\s*(?:der|die|das|den|dem|ein|eine|einen|es|er|sie|ich|wir|man|mein|meine|unser|unsere|dein|deine"
+    r"|el|la|los|las|un|una|unos|unas|mi|mis|su|sus|yo|él|ella|esto|este|esta|eso"
+    r"|le|les|l'|une|des|il|elle|ils|elles|je|nous|on|mon|ma|mes|ce|cet|cette|ça"
+    r"|o|os|as|um|uma|ele|eu|nós|meu|minha|isso|isto"
+    r"|lo|gli|uno|io|lui|lei|noi|questo|questa)\b",
+    _FLAGS,
+)
+# A sentence opening with a rule word is a rule in its language even where the guess says English
+# ("nunca hagas force push a main": the tool words outnumber the Spanish ones).
+_RULE_START = re.compile(
+    r"^\s*(?:nie|niemals|nunca|jamás|jamais|никогда|immer|siempre|toujours|sempre|всегда)\s+\w", _FLAGS
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*|\n+|;\s+|；")  # "console.log" is one word
 _TRAIL = re.compile(r"[\s,.;:!?。、，！？；：…]+$")
 MIN_CHARS = 6
 MAX_DIRECTIVES = 3
@@ -66,7 +84,16 @@ MAX_DIRECTIVES = 3
 
 @lru_cache(maxsize=4096)  # each message is asked about several times in a row
 def is_foreign(text: str) -> bool:
-    return language_of(text) != "english"
+    if _RULE_START.match(text) or _AGAIN.search(text) or _TOLD.search(text):
+        return True  # "otra vez usaste var. usa siempre const": too few stop words to tell
+    # English contractions outweigh a stray look-alike ("os" of os.path is a Portuguese article).
+    return language_of(text) != "english" and not _ENGLISH_MARK.search(text)
+
+
+_ENGLISH_MARK = re.compile(
+    r"\b(?:don't|doesn't|didn't|can't|isn't|aren't|won't|wasn't|it's|i'm|you're|that's|let's|i've|we're)\b",
+    re.IGNORECASE,
+)
 
 
 def corrections(text: str) -> tuple[list[str], set[str]] | None:
@@ -91,11 +118,16 @@ def corrections(text: str) -> tuple[list[str], set[str]] | None:
         sentence = _TRAIL.sub("", _NO.sub("", sentence, count=1)).strip()
         if len(sentence) < MIN_CHARS or sentence.endswith("?") or "?" in sentence[-2:]:
             continue
-        ruled = bool(_RULE.search(sentence))
+        ruled = bool(_RULE.search(sentence)) and not _describes(sentence)
         if ruled:
             markers.add("always")
         # Without a rule word, only a sentence after "again" or "I told you" that asks for something.
-        repeated = markers & {"again", "told"} and _ASK.search(sentence) and len(_content(sentence)) >= 3
+        repeated = (
+            markers & {"again", "told"}
+            and _ASK.search(sentence)
+            and len(_content(sentence)) >= 3
+            and not _REPAIR.search(sentence)
+        )
         if ruled or repeated:
             out.append(sentence)
     rules = [sentence for sentence in out if _RULE.search(sentence)]
@@ -103,6 +135,36 @@ def corrections(text: str) -> tuple[list[str], set[str]] | None:
     if not out or not markers & {"always", "again", "told"}:
         return None
     return out[:MAX_DIRECTIVES], markers
+
+
+# "schon wieder kaputt, bitte fix das", "otra vez falla el build, arréglalo": a report and a request to
+# repair this breakage, not a behaviour; quoted as a "Do ..." it would make the complaint the habit.
+_REPAIR = re.compile(
+    r"\b(?:fix|fixe|fixen|repar\w*|arregl\w*|corrig\w*|consert\w*|sistem\w*|исправ\w*|почин\w*|schau|guck"
+    r"|mira|regarde|olha|guarda|посмотри|kaputt|rot|falla\w*|cass\w*|quebr\w*|rott\w*|сломал\w*)\b"
+    r"|直して|壊れ|見て|修|挂了|坏了|看一下",
+    _FLAGS,
+)
+
+
+def _describes(sentence: str) -> bool:
+    """ "der Server stürzt immer ab", "la app nunca muestra el error", "サーバーはいつも落ちる": a rule word
+    in a report of what happens, not a rule."""
+    if _ASK.search(sentence) or _TOLD.search(sentence):
+        return False  # a modal, "please" or "I told you": it asks
+    sentence = re.split(r"[:：]", sentence)[-1]  # "merk dir: ...", "wichtig: ..."
+    if _SUBJECT_START.match(sentence):
+        return not _NEVER_ASKS.search(sentence)
+    # Without articles a subject cannot be seen: an "always" word alone (no "never"/"don't") reports.
+    return (
+        bool(_ALWAYS_WORD.search(sentence))
+        and not _RULE.search(_ALWAYS_WORD.sub(" ", sentence))
+        and language_of(sentence) in ("russian", "japanese", "chinese")
+    )
+
+
+# "nunca hagas", "ne fais jamais", "nie ... pushen": an imperative never, even after a subject.
+_NEVER_ASKS = re.compile(r"\b(?:hagas|hagan|fais|faites|faut|faça|faças|mach|macht)\b", _FLAGS)
 
 
 def _content(text: str) -> list[str]:

@@ -360,7 +360,18 @@ def _read(observations: list[Observation], i: int, *, after_rejection: bool = Fa
         before=_before(observations, i),
         recent=_before(observations, i, 2),
         after_rejection=after_rejection,
+        opening=_opening(observations, i),
     )
+
+
+def _opening(observations: list[Observation], i: int) -> bool:
+    """Whether observation i starts its session: no earlier observation of the batch is in it (a
+    session that began in an earlier batch is rare against its many turns; without a session id,
+    never)."""
+    here = observations[i]
+    if here.session is None:
+        return False
+    return all(o.session != here.session for o in observations[:i])
 
 
 def _link_rejections(observations: list[Observation], readings: list[wording.Reading]) -> dict[int, int]:

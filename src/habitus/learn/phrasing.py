@@ -21,6 +21,7 @@ import re
 from collections import Counter
 
 from habitus.lang import grammar
+from habitus.lang.words import stem
 from habitus.learn import foreign
 from habitus.learn.text import (
     _NO_THING,
@@ -373,7 +374,11 @@ def fix_typos(text: str, counts: Counter[str]) -> str:
             or _verb(lower)
         ):
             return word
-        near = [w for w, n in counts.items() if n >= 2 and w != lower and len(w) >= 5 and _close(lower, w)]
+        near = [
+            w
+            for w, n in counts.items()
+            if n >= 2 and w != lower and len(w) >= 5 and _close(lower, w) and stem(w) != stem(lower)
+        ]  # "label" is not a typo of "labels"
         return near[0] if len(near) == 1 else word
 
     return re.sub(r"[A-Za-z]+", fix, text)

@@ -42,7 +42,7 @@ from functools import lru_cache
 from habitus.lang.words import DETERMINERS, ENGLISH_STOP_WORDS, word_set
 from habitus.lang.words import stem as _lang_stem
 from habitus.lang.words import words as _lang_words
-from habitus.learn import foreign, replacement
+from habitus.learn import foreign, pasted, replacement
 
 MAX_DIRECTIVE_CHARS = 300
 
@@ -85,7 +85,8 @@ VERBS = _set(
     style paint highlight poll watch notify apply append prepend insert generate split keep
     verify double-check read cut copy paste upload download publish package sign encrypt decrypt
     hash crash break fail hardcode hard-code print prompt reload dump unwrap expose hide leak explode
-    hang freeze"""
+    hang freeze label hold seed evaluate train plot wire guard paginate translate localize scope bundle
+    minify compress assert await resolve reject queue schedule serve mount route query index"""
 )
 
 PRONOUN_OBJECTS = _set("it that this them these those both one everything something")
@@ -97,6 +98,10 @@ SUBJECTS = _set(
 NARROW = re.compile(
     r"\b(this|that|the same) (file|function|method|class|line|one|test|chart|page|component|module|folder)\b"
     r"|\bthe other\b|\bthe one\b|\b(today|tonight|for now|right now|this time only|just this once)\b"
+    # "not the invoice template, the credit note one": which thing this task is about
+    r"|^not (?:the|this|that|my|your)\b|\b(?:the|this|that) (?:[\w-]+ ){1,3}ones?\b(?! (?:of|per|at)\b)"
+    r"|\bfor (?:this|that) (?:one|task|pr|change|ticket|fix)\b|\bfor (?:this|that|now)(?=\s*(?:[,.;:!?]|$))|\byet\b"
+    r"|\bwhile you'?re (?:at it|there)\b"
     r"|^(call|name|rename) (it|this|that|them)\b",
     re.IGNORECASE,
 )
@@ -109,7 +114,10 @@ HABITUAL = re.compile(
 
 # -- markers ---------------------------------------------------------------------------------------
 
-_NO_INTERJECTION = re.compile(r"^(no+|nope|nah|wrong|incorrect)(?=[\s]*[,.!:;?-]|\s*$)", re.IGNORECASE)
+_NO_INTERJECTION = re.compile(
+    r"^(no+|nope|nah|wrong|incorrect)(?=[\s]*[,.!:;?-]|\s*$|\s+(?:that'?s|it'?s|this is|i|you|we|it|that|this)\b)",
+    re.IGNORECASE,
+)
 _AGAIN = re.compile(r"^(once again|again)\b", re.IGNORECASE)
 _TOLD = re.compile(
     r"\b(i|we) (already )?(said|told you|keep telling you|asked you|mentioned)\b|\bhow many times\b"
@@ -117,8 +125,15 @@ _TOLD = re.compile(
     re.IGNORECASE,
 )
 _STOP = re.compile(r"^stop\b", re.IGNORECASE)
-_NEGATIVE = re.compile(r"^(don'?t|do not|never|no more|avoid|quit|stop)\b", re.IGNORECASE)
-_NO_THING = re.compile(r"^no\s+(?!(?:one|way|problem|worries|idea|need)\b)[a-z0-9]", re.IGNORECASE)
+_HALT = re.compile(r"^stop(?=\s*[,.:;!?-]|\s*$)", re.IGNORECASE)
+_NEGATIVE = re.compile(
+    r"^(don'?t|do not|never|no more|avoid|quit|stop)\b(?! (?:worry|bother|hesitate|stress|panic|mind|rush)\b)",
+    re.IGNORECASE,
+)
+_NO_THING = re.compile(
+    r"^no\s+(?!(?:one|way|problem|problems|worries|idea|need|rush|hurry|pressure|stress)\b)[a-z0-9]",
+    re.IGNORECASE,
+)
 _GENERAL = re.compile(r"\b(always|never|any|every|each|whenever|all)\b", re.IGNORECASE)
 _CONTRAST = re.compile(r",\s*not\b|\bnot just\b|\bnot only\b|\binstead of\b|\brather than\b", re.IGNORECASE)
 _CONTRAST_FRICTION = re.compile(r",\s*not\b|\bnot just\b|\bnot only\b", re.IGNORECASE)
@@ -127,6 +142,20 @@ _BLAME = re.compile(
     re.IGNORECASE,
 )
 _QUESTION = re.compile(r"\?[!?]*\s*$")
+# A verdict on what the agent did, or the norm it broke, said without "no" or "again": "bare errors are
+# useless in the logs", "node:20 isn't pinned either", "we dont do default exports here", "same problem as
+# yesterday", "I still see a naked return". Friction for the directive beside it; never a directive.
+_JUDGEMENT = re.compile(
+    r"\b(?:useless|pointless|unreadable|unusable|meaningless|unacceptable|not (?:ok|okay|acceptable|allowed)"
+    r"|(?:is|are|was|were|does|do|did)n'?t (?:[\w-]+ ){0,3}either|not what i asked"
+    r"|that'?s not (?:what i|how (?:we|it|this|that)|right|correct|the way)"
+    r"|(?:that|this|it) (?:should|must) never happen"
+    r"|we (?:don'?t|dont|do not|never) (?:do|use|write|want|allow|ship|commit|keep|put|add)\b"
+    r"|same (?:problem|mistake|thing|issue|error|bug) (?:as|like) (?:yesterday|before|last time|earlier|the others?)"
+    r"|i (?:still|again) see\b|i asked for\b)",
+    re.IGNORECASE,
+)
+_AGAIN_TAIL = re.compile(r"\bagain\s*[.!?]*\s*$", re.IGNORECASE)
 _ALWAYS = re.compile(r"\b(always|never)\b", re.IGNORECASE)
 _QUOTATION = re.compile(r"^\s*(['\"`“‘]).*(['\"`”’])\s*[.!]?\s*$", re.S)
 _MODAL = re.compile(r"\b(must|should|needs? to|has to|have to|ought to)\b", re.IGNORECASE)
@@ -142,7 +171,9 @@ _PROFANITY = re.compile(
 # Interjections and markers stripped from the front of a sentence before it is read.
 _LEAD = re.compile(
     r"^(?:ok(?:ay)?|hmm+|hm|well|so|also|and|but|then|now|please|pls|dude|man|yeah|yes|oh|ah|lol|wait|sigh|actually"
-    r"|wtf|w\.t\.f|omg|omfg|ffs|ugh+|seriously|(?:no+|nope|nah|wrong|incorrect)(?=\s*[,.:;!?-]|\s*$)"
+    r"|wtf|w\.t\.f|omg|omfg|ffs|ugh+|seriously|never ?mind|nvm"
+    r"|(?:no+|nope|nah|wrong|incorrect|stop)(?=\s*[,.:;!?-]|\s*$)"
+    r"|no+(?=\s+(?:that'?s|it'?s|this is|i|you|we|it|that|this)\b)"
     r"|once again|again(?: with)?"
     r"|(?:i|we) (?:already )?(?:said|told you|keep telling you|asked you|mentioned)"
     r"(?: (?:already|before|twice|thrice|again|today|yesterday|so|many|times|\d+|one|two|three|several"
@@ -174,7 +205,20 @@ _DECISION = re.compile(
     r"\bwe (use|decided|chose|went with|don'?t use|do not use|standardi[sz]ed on)\b", re.IGNORECASE
 )
 _ACK = re.compile(
-    r"^\s*(noted|good to know|i'?ll (keep that in mind|remember)|will remember)\b", re.IGNORECASE
+    r"^\s*(noted|good to know|i'?ll (keep that in mind|remember)|will remember|got it|understood|thanks"
+    r"|thank you|makes sense|will do|ok(?:ay)?, noted)\b",
+    re.IGNORECASE,
+)
+# A statement the agent acknowledged is a fact unless it reports a problem ("the build takes forever").
+_PROBLEM = re.compile(
+    r"\b(?:broken|break\w*|crash\w*|fail\w*|errors?|bugs?|buggy|slow|wrong|again|still|weird|flaky|forever"
+    r"|(?:does|do|did|is|are|was|were|wo|ca)n'?t|not|no longer|never mind|nevermind|missing|works?)\b",
+    re.IGNORECASE,
+)
+_STATES = re.compile(
+    r"\b(?:is|are|was|were|has|have|needs?|lives?|runs?|goes|uses?|gets?|must|only|always|never|requires?"
+    r"|points?|deploys?|publishes|belongs?)\b",
+    re.IGNORECASE,
 )
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+|;\s+")
@@ -264,7 +308,12 @@ def sentences(text: str) -> list[str]:
         stripped = _strip_lead(part)[0]
         if not stripped and out:
             continue  # only a marker ("I said that before", "again!"): already counted as friction
-        short = len(content_words(stripped)) <= 2 and not _FACT_START.match(part)
+        # ... but a request of its own ("and label the axes, always") stands alone.
+        alone = len(content_words(stripped)) == 2 and (
+            _ALWAYS.search(stripped) is not None
+            or (_verb(words(stripped)[0]) is not None and not _NO_THING.match(stripped))
+        )
+        short = len(content_words(stripped)) <= 2 and not _FACT_START.match(part) and not alone
         if out and short and not _QUESTION.search(out[-1]):  # a question stays a question
             out[-1] = f"{out[-1].rstrip()} {part}"
         else:
@@ -283,6 +332,8 @@ def _strip_lead(sentence: str) -> tuple[str, set[str]]:
             markers.add("again")
         elif _TOLD.match(text):
             markers.add("told")
+        elif _HALT.match(text):
+            markers.add("stop")  # "stop, you're going in circles": halts this run, asks for no habit
         match = _LEAD.match(text)
         if not match or not match.group(0):
             break
@@ -406,8 +457,14 @@ def clean(text: str) -> str:
 _CLAUSE_BREAK = re.compile(
     r",\s+|\s+-+\s+|\s+and\s+(?=(?:please\s+)?(?:don'?t|do not|never|no)\b)", re.IGNORECASE
 )
+_RHETORIC = re.compile(r"^(?:what|why|how|are you|did you|do you|seriously|really)\b", re.IGNORECASE)
+_JUSTIFICATION = re.compile(
+    r"^(?:we (?:don'?t|dont|do not|never|always)|that'?s (?:how|what) we|this (?:repo|codebase|project) "
+    r"(?:uses|has))\b",
+    re.IGNORECASE,
+)
 _DIRECTIVE_START = re.compile(
-    r"^(?:please\s+)?(?:don'?t|do not|never|always|stop|avoid|no\s+(?!(?:one|way|problem|worries|idea|need)\b)\w)",
+    r"^(?:please\s+)?(?:don'?t|do not|never|always|stop|avoid|no\s+(?!(?:one|way|problem|problems|worries|idea|need|rush|hurry|pressure|stress)\b)\w)",
     re.IGNORECASE,
 )
 
@@ -416,8 +473,23 @@ def _clauses(sentence: str) -> list[str]:
     """A sentence that describes before it asks ("the lines are hard wrapped at 80 columns, please don't
     do that in markdown") is read as its description and its request."""
     stripped = _strip_lead(sentence)[0]
-    if _starts_imperative(stripped) or _QUOTATION.match(stripped):
+    if _QUOTATION.match(stripped):
         return [sentence]
+    for match in _CLAUSE_BREAK.finditer(sentence):
+        rest = sentence[match.end() :]
+        # "named export pls, we dont do default exports here": the request and its reason;
+        # "pin the image and don't run it as root": two requests.
+        if content_words(sentence[: match.start()]) and (
+            _JUSTIFICATION.match(rest) or (match.group(0).strip().lower() == "and" and _NEGATIVE.match(rest))
+        ):
+            return [sentence[: match.start()], rest]
+    if _starts_imperative(stripped):
+        return [sentence]
+    for match in _CLAUSE_BREAK.finditer(sentence):
+        rest, head = sentence[match.end() :], _strip_lead(sentence[: match.start()])[0]
+        # "wtf are you doing, read the docs first": a rhetorical head, then the request
+        if _RHETORIC.match(head) and _starts_imperative(rest) and len(content_words(rest)) >= 2:
+            return [sentence[: match.start()], rest]
     for match in _CLAUSE_BREAK.finditer(sentence):
         rest = sentence[match.end() :]
         head = sentence[: match.start()]
@@ -433,6 +505,10 @@ _FORGOT = re.compile(
     r"^you (?:forgot|missed|skipped|left out|dropped|didn'?t (?:add|include|put in|use))(?: to)?\s+(.+)$",
     re.IGNORECASE,
 )
+# "you missed half of parser.py": how much was done, not a thing to include.
+_PORTION = re.compile(
+    r"^(?:half|part|most|some|parts|the rest|a few|a lot|a bunch|a couple)\b", re.IGNORECASE
+)
 # Questions that complain: "where is set -euo pipefail??" (wanted), "why is there a select * in here?"
 # (unwanted), "why do the buttons have no label?" (wanted).
 _WHERE = re.compile(
@@ -441,6 +517,11 @@ _WHERE = re.compile(
 )
 _WHY_THERE = re.compile(
     r"^why (?:is|are) there (?:still |again )?(.{2,80}?)(?:\s+(?:in here|here|again|still))*[\s?!.]*$",
+    re.IGNORECASE,
+)
+# "why are you mocking the mailer?", "why did you delete the config file??": what the agent does is unwanted.
+_WHY_DOING = re.compile(
+    r"^why (?:are|do|did|would|have) you (?:keep |still |even |always )*(?P<x>[a-z][\w'-]* .{2,80}?)[\s?!.]*$",
     re.IGNORECASE,
 )
 _WHY_NO = re.compile(
@@ -467,6 +548,18 @@ _MODAL_RULE = re.compile(
 _EVERY_NEEDS = re.compile(
     r"^(?P<subject>(?:every|each|all|any) .{2,60}?) (?:needs?|gets?|has to have|have to have|must have"
     r"|should have|requires?) (?P<object>.{2,120})$",
+    re.IGNORECASE,
+)
+# "icon buttons need an aria-label", "migrations should have a down step": a need of a kind of thing (a
+# bare plural), a rule when the message also complains, else a fact.
+_KIND_NEEDS = re.compile(
+    r"^(?P<subject>(?:[a-z][\w-]* ){0,3}[a-z][\w-]*s) (?:need|require|should have|must have|should get|must get)"
+    r" (?P<object>.{2,120})$",
+    re.IGNORECASE,
+)
+_WE_HAVE = re.compile(
+    r"^(?:but )?we (?:already )?(?:have|got) (?:a |an |the |our )?(?P<x>[\w -]{2,40}?) (?:for (?:that|this|it)|already)"
+    r"(?:,? (?:use|try) (?:it|that|them))?$",
     re.IGNORECASE,
 )
 _WE_ALWAYS = re.compile(
@@ -509,6 +602,12 @@ def _normative(sentence: str) -> tuple[str, bool] | None:
     every = _EVERY_NEEDS.match(body)
     if every:
         return f"make sure {every['subject']} has {every['object']}", False
+    have = _WE_HAVE.match(body)
+    if have and content_words(have["x"]):
+        return f"use {have['x']}", True  # "we have a test inbox for that": a convention, with friction
+    kind = _KIND_NEEDS.match(body)
+    if kind and words(kind["subject"])[0] not in DETERMINERS | SUBJECTS and content_words(kind["subject"]):
+        return f"make sure {kind['subject']} have {kind['object']}", True
     modal = _MODAL_RULE.match(body)
     if modal and not _starts_imperative(modal["subject"]) and words(modal["subject"])[:1] != ["you"]:
         general = bool(_GENERAL.search(modal["subject"]) or (modal["neg"] or "").lower() == "never")
@@ -627,12 +726,14 @@ def read_message(
     before: str = "",
     recent: str = "",
     after_rejection: bool = False,
+    opening: bool = False,
 ) -> Reading:
     """Friction markers, directives and facts in one user message (see the module docstring).
 
     `before` is the agent's previous reply (what the user reacts to), `recent` its last few replies;
     `after_rejection` says that the message follows a rejected tool use (a rule stated as a fact is
-    then its reason)."""
+    then its reason); `opening` that it opens a session: the agent has done nothing yet to correct, so
+    a "don't ..." or "always ..." there specifies the task unless the message also complains."""
     reading = Reading()
     text = user.strip()
     if outcome == "rejected" or REJECTION.search(text):
@@ -645,6 +746,9 @@ def read_message(
             text = reason.group(1).strip()
         else:
             return reading
+    text = pasted.own_words(text)  # a pasted log or diff is not what the user said
+    if not text:
+        return reading
     swap = replacement.find(text, before)
     if swap is not None:  # read whole: word by word it inverts ("yarn again. bun." is not "use yarn")
         reading.friction = True
@@ -699,13 +803,20 @@ def read_message(
         for clause in _clauses(sentence) if rule is None else [sentence]:
             stripped, markers = _strip_lead(clause)
             question = bool(_QUESTION.search(clause))
+            addressed = _addressed(stripped)
+            if addressed is not None:  # "you need to read X", "can you stop X", "from now on X"
+                stripped, said, asks = addressed
+                if "obliged" in said and not _reacts(stripped, recent or before):
+                    said = said - {"obliged"}  # "you need to restart the server": advice for this task
+                markers |= said
+                question = question and not asks
             made: str | None = None
             needs_friction = False
             if rule is not None:
                 made, needs_friction = rule
                 if not needs_friction:
                     markers.add("rule")  # "X never goes into git", "X must never ...": prohibitive
-            elif forgot := _FORGOT.match(stripped):
+            elif (forgot := _FORGOT.match(stripped)) and not _PORTION.match(forgot[1]):
                 missing = forgot[1]
                 made = missing if _starts_imperative(missing) else f"include {missing}"
                 markers.add("blame")
@@ -714,6 +825,9 @@ def read_message(
                 markers |= {"missing", "asked"}
             elif question and (unwanted := _WHY_THERE.match(stripped)):
                 made = f"no {unwanted[1]}"
+                markers |= {"unwanted", "asked"}
+            elif question and (doing := _WHY_DOING.match(stripped)):
+                made = f"don't {doing['x']}"
                 markers |= {"unwanted", "asked"}
             elif _again_unwanted(stripped, markers, before):
                 made = f"no {stripped}"  # "again console in library code" after the agent logged again
@@ -729,6 +843,16 @@ def read_message(
                 markers.add("stop")
             if _FRUSTRATION.search(clause):
                 markers.add("frustration")
+            if made is None and rule is None and _JUDGEMENT.search(clause):
+                markers.add("judgement")
+            if (
+                made is None
+                and _AGAIN_TAIL.search(stripped)
+                and len(words(stripped)) <= 5
+                and not _starts_imperative(stripped)
+                and (not _starts_descriptive(stripped) or words(stripped)[0] == "you")
+            ):
+                markers.add("again")  # "root again.", "default exports again?!"; not "run it again"
             if (
                 made is None
                 and _ALWAYS.search(HABITUAL.sub(" ", stripped))
@@ -753,10 +877,14 @@ def read_message(
         "unwanted",
         "rule",
         "undo",
+        "judgement",
+        "obliged",
     }
     reading.friction = bool(reading.markers & friction_markers)
+    if opening and not reading.markers & (friction_markers - {"negative", "always", "stop", "obliged"}):
+        reading.friction = False  # "implement the login page. don't use external libraries"
     if not reading.friction and any(
-        _CONTRAST_FRICTION.search(made or stripped)
+        _CONTRAST_FRICTION.search(made or stripped) and _against(made or stripped, recent or before)
         for stripped, _, q, made, _, _ in candidates
         if not q and not (made is None and (_IF_REPORT.match(stripped) or _HEDGE.match(stripped)))
     ):
@@ -780,22 +908,28 @@ def read_message(
         if made is not None:
             directive = _directive(made, markers | {"made"}, False, friction=reading.friction)
         else:
-            directive = _directive(stripped, markers, question, friction=reading.friction)
+            verdict = "judgement" in reading.markers
+            directive = _directive(stripped, markers, question, friction=reading.friction, verdict=verdict)
         if directive is None:
             marked = bool(markers & {"no", "again", "told", "frustration"})
             if reading.friction and len(content_words(stripped)) >= 2:
                 if not question or marked:
-                    loose.append(clean(stripped))
+                    loose.append(_unsworn(stripped))
                     if marked:
-                        marked_loose.append(clean(stripped))
+                        marked_loose.append(_unsworn(stripped))
                 if not reading.directives and marked:
                     lead.append(clean(stripped))  # "again printing from library code?!": what it is about
             if not question and content_words(stripped):
                 context = clean(stripped)
             continue
-        if _object_is_pronoun(directive.text) and context:
+        referent = bool(context or reading.directives or reading.instructions)  # what a pronoun can name
+        if _object_is_pronoun(directive.text) and referent:
+            about = context
+            # "bare errors are useless. wrap them with context", "pin the image and don't run it as
+            # root": the pronoun names what the message already said, the rest is general.
+            seed = directive.seed or (_qualified(directive.text) and not NARROW.search(directive.text))
             directive = Directive(
-                directive.text, directive.seed, directive.score, directive.habitual, directive.marked, context
+                directive.text, seed, directive.score, directive.habitual, directive.marked, about
             )
         if reading.friction:
             reading.directives.append(directive)
@@ -807,6 +941,109 @@ def read_message(
             x[:MAX_DIRECTIVE_CHARS] for x in (loose if not reading.directives else marked_loose) if x
         ]
     return reading
+
+
+_PREPOSITION = _set("as with like using via without before after into in on for from to when")
+_PLAIN = re.compile(r"^[a-z][a-z'-]*$")
+# "wrap it like the others": points at earlier work, it does not say what the rule is.
+_ELSEWHERE = _set("other others rest before usual last previous ones earlier")
+
+
+_PRONOUN_TAIL = re.compile(
+    r"^(?:(?:don'?t|dont|do not|never|always|please|just)\s+)*[\w-]+\s+(?:it|them|this|that|these|those)\s+"
+    r"(?P<prep>[a-z]+)\s+(?P<rest>[^,.;:!?()]+)",
+    re.IGNORECASE,
+)
+
+
+def _qualified(text: str) -> bool:
+    """A pronoun object followed by a general qualifier: "wrap them with context", "don't run it as
+    root"; not "run it again", "put it in coding-agent/test", "open it for me"."""
+    found = _PRONOUN_TAIL.match(text.strip())
+    if not found or found["prep"].lower() not in _PREPOSITION:
+        return False
+    phrase: list[str] = []
+    for token in found["rest"].split():
+        if token.lower() in _PREPOSITION:
+            break
+        phrase.append(token)
+    general = [w for w in phrase if w.lower() not in STOPWORDS | PRONOUN_OBJECTS | _ELSEWHERE]
+    return bool(general) and all(_PLAIN.match(w) for w in phrase)
+
+
+_NEGATED_TAIL = re.compile(r",\s*not\s+(?:just\s+|only\s+)?([^,.;!?]+)", re.IGNORECASE)
+
+
+def _against(text: str, before: str) -> bool:
+    """ "X, not Y" corrects when it rules out what the agent just did (Y is in its reply), says "not
+    just/only", or states a rule ("always ... here, not after"); else it specifies a task ("make the api
+    return 404 for missing users, not 500")."""
+    if re.search(r"\bnot (?:just|only)\b", text, re.IGNORECASE) or _GENERAL.search(text):
+        return True
+    if re.search(r"\b(?:here|in this (?:repo|codebase|project))\b", text, re.IGNORECASE):
+        return True
+    negated = _NEGATED_TAIL.search(text)
+    if not negated or not before:
+        return False
+    said = {_stem(w) for w in content_words(before)} | set(before.lower().split())
+    return any(_stem(w) in said or w in said for w in content_words(negated[1]))
+
+
+_OBLIGED = re.compile(
+    r"^(?:you (?:really |always |just )?(?:need to|have to|must|should|gotta|ought to|are supposed to|'re supposed to)"
+    r"|you're supposed to|i (?:want|need|'d like|would like) you to|i'd like you to|make sure (?:that )?you)"
+    r"\s+(?P<x>.+)$",
+    re.IGNORECASE,
+)
+_OBLIGED_NOT = re.compile(
+    r"^(?:you (?:really |just )?(?:shouldn'?t|should not|should never|must not|mustn'?t|must never|are not supposed to"
+    r"|aren'?t supposed to|'re not supposed to)|you're not supposed to|i don'?t want you to|i do not want you to)"
+    r"\s+(?P<x>.+)$",
+    re.IGNORECASE,
+)
+_POLITE_ASK = re.compile(r"^(?:can|could|would|will) you (?:please |pls )?(?P<x>.+?)[\s?]*$", re.IGNORECASE)
+_FUTURE = re.compile(
+    r"^(?:from now on|going forward|moving forward|in the future|next time|for the future|for future reference)"
+    r"[\s,:;-]+(?:please\s+)?(?P<x>.+)$",
+    re.IGNORECASE,
+)
+
+
+_RULE_WORDS = re.compile(r"\b(?:always|never|every|each|whenever|before|first|any|all)\b", re.IGNORECASE)
+
+
+def _reacts(text: str, before: str) -> bool:
+    """A request that states a rule ("... before editing it") or names what the agent just did."""
+    if _RULE_WORDS.search(text):
+        return True
+    said = {_stem(w) for w in content_words(before)}
+    return any(_stem(w) in said for w in content_words(text) if _verb(w) is None)
+
+
+def _addressed(stripped: str) -> tuple[str, set[str], bool] | None:
+    """A request put to the agent in other words: (the imperative it asks for, markers, whether a
+    question form is a request). "you need to read the whole file" -> "read the whole file";
+    "you're not supposed to edit generated files" -> "don't edit generated files"; "can you stop
+    adding docstrings?" -> "stop adding docstrings" (a request, not a question); "next time, run the
+    linter" -> "run the linter" (a rule for the future)."""
+    if found := _OBLIGED_NOT.match(stripped):
+        return f"don't {found['x']}", {"obliged"}, True
+    if (found := _OBLIGED.match(stripped)) and _starts_imperative(found["x"]):
+        return found["x"], {"obliged"}, True
+    if (found := _FUTURE.match(stripped)) and _starts_imperative(found["x"]):
+        return found["x"], {"always"}, True
+    if (found := _POLITE_ASK.match(stripped)) and (
+        _NEGATIVE.match(found["x"]) or _ALWAYS.match(found["x"]) or _STOP.match(found["x"])
+    ):
+        return found["x"], set(), True
+    return None
+
+
+def _unsworn(text: str) -> str:
+    """Loose friction as the user said it, minus swearing and markers: unlike a directive it keeps a
+    trailing "wrap them" (what it is about, when it joins a habit; it never words one)."""
+    text = _strip_lead(_PROFANITY.sub("", text))[0]
+    return re.sub(r"\s{2,}", " ", text).strip(" ,;:-")[:MAX_DIRECTIVE_CHARS]
 
 
 def _fact_of(sentence: str) -> Fact | None:
@@ -833,9 +1070,15 @@ _HEDGE = re.compile(
 _IF_REPORT = re.compile(r"^(?:if|when|whenever)\s+(?:i|we|you|it|the|they|someone)\b", re.IGNORECASE)
 
 
-def _directive(stripped: str, markers: set[str], question: bool, *, friction: bool) -> Directive | None:
+def _directive(
+    stripped: str, markers: set[str], question: bool, *, friction: bool, verdict: bool = False
+) -> Directive | None:
+    """`verdict`: the message judges what the agent did ("... are useless"), so a bare noun phrase
+    beside it ("named exports only") asks for the alternative."""
     if question or not stripped or _QUOTATION.match(stripped) or _HEDGE.match(stripped):
         return None
+    if "judgement" in markers:
+        return None  # the verdict itself ("bare errors are useless") asks for nothing
     if _IF_REPORT.match(stripped) and not _MODAL.search(stripped):
         return None  # "if i change the theme, not everything updates": what happens, not a request
     made = "made" in markers  # worded by the reader from a statement, a question or "you forgot ..."
@@ -851,7 +1094,8 @@ def _directive(stripped: str, markers: set[str], question: bool, *, friction: bo
     imperative = _starts_imperative(text)
     general = bool(_GENERAL.search(stripped))
     descriptive = _starts_descriptive(text)
-    corrected = bool(markers & {"no", "again", "told"})
+    # beside a verdict only a short phrase asks ("named exports only"), not a line of output
+    corrected = bool(markers & {"no", "again", "told", "obliged"}) or (verdict and len(words(text)) <= 6)
     accepted = (
         made
         or imperative
@@ -861,6 +1105,12 @@ def _directive(stripped: str, markers: set[str], question: bool, *, friction: bo
         or (habitual and not descriptive)  # "same style of tests, table-driven"
         # "one sentence per line, no hard wrapping" in a correction: a wanted thing against an unwanted one
         or (friction and not descriptive and bool(_NEGATED_CLAUSE.search(text)) and not _MODAL.search(text))
+        # "the tests should hit a real database, not mocks": a norm against what was done
+        or (
+            friction
+            and bool(_MODAL.search(text) and _CONTRAST_FRICTION.search(text))
+            and words(text)[0] not in SUBJECTS
+        )
     )
     if not accepted:
         return None
@@ -874,7 +1124,9 @@ def _directive(stripped: str, markers: set[str], question: bool, *, friction: bo
         - 2 * narrow
         - len(text) // 120
     )
-    marked = made or bool(markers & {"no", "again", "told", "negative", "stop"} or _ALWAYS.search(stripped))
+    marked = made or bool(
+        markers & {"no", "again", "told", "negative", "stop", "judgement"} or _ALWAYS.search(stripped)
+    )
     if made:
         score -= 2  # the user's own imperative words, when there are any, make the better wording
     return Directive(
@@ -887,6 +1139,19 @@ def _directive(stripped: str, markers: set[str], question: bool, *, friction: bo
     )
 
 
+def _stated(body: str) -> bool:
+    """A plain statement about the project ("main is protected, merges need two approvals", "the staging
+    db is reset every night"): not a question, a request, a report of a problem or about the speakers."""
+    found = words(body)
+    if not found or body.rstrip().endswith("?") or _starts_imperative(body) or _PROBLEM.search(body):
+        return False
+    if not re.match(r"^[A-Za-z]+\b(?![\d_./:-])", body.strip()):
+        return False  # "81a2be is what link text is": a value read off the screen, not a fact
+    if found[0] in SUBJECTS - {"we", "this", "there", "it"} or found[0] in ("so", "ok", "okay", "cool"):
+        return False
+    return (found[0] in ("the", "our", "we") or len(content_words(body)) >= 3) and bool(_STATES.search(body))
+
+
 def _fact(sentence: str, acknowledged: bool) -> Fact | None:
     body = sentence.strip()
     marked = _FACT_START.match(body)
@@ -894,11 +1159,7 @@ def _fact(sentence: str, acknowledged: bool) -> Fact | None:
         body = body[marked.end() :]
     elif _FACT_ANYWHERE.search(body) and not body.rstrip().endswith("?"):
         body = _FACT_ANYWHERE.sub(" ", body)
-    elif _PROJECT_STATEMENT.match(_strip_lead(body)[0]) or (
-        acknowledged
-        and words(_strip_lead(body)[0])[:1] in (["the"], ["our"], ["we"])
-        and not body.rstrip().endswith("?")
-    ):
+    elif _PROJECT_STATEMENT.match(_strip_lead(body)[0]) or (acknowledged and _stated(_strip_lead(body)[0])):
         body = _strip_lead(body)[0]
     else:
         return None
