@@ -191,7 +191,7 @@ def test_a_pair_that_still_looks_sensitive_is_dropped_and_counted(on: Path) -> N
     [
         ("claude-code-short.jsonl", 1),
         ("claude-code-branches.jsonl", 3),
-        ("pi-excerpt.jsonl", 4),  # with its aborted run
+        ("pi-excerpt.jsonl", 5),  # with its aborted run and the run that ended in an API error
         ("codex-rollout.jsonl", 4),  # with its aborted run
         ("codex-legacy.jsonl", 2),
     ],
@@ -209,10 +209,17 @@ def test_import_keeps_rejections_and_aborted_runs(on: Path) -> None:
     run(["capture", "--transcript", str(FIXTURES / "pi-excerpt.jsonl")])
     run(["capture", "--transcript", str(FIXTURES / "claude-code-short.jsonl")])
     stored = payloads(on)
-    assert [p["outcome"] for p in stored] == ["aborted", "complete", "complete", "complete", "rejected"]
+    assert [p["outcome"] for p in stored] == [
+        "aborted",
+        "complete",
+        "complete",
+        "error",
+        "complete",
+        "rejected",
+    ]
     # The aborted run is kept (its prompt is the user's), recorded as the slash command it is.
     assert (stored[0]["user"], stored[0]["source"]) == ("/mode", "command")
-    assert [p["source"] for p in stored[1:]] == ["user"] * 4
+    assert [p["source"] for p in stored[1:]] == ["user"] * 5
     rejected = stored[-1]
     assert rejected["tools"] == [
         {"name": "Bash", "status": "rejected"},
@@ -282,9 +289,9 @@ def test_importing_the_real_sessions(on: Path) -> None:
     assert big.result["appended"] == 4  # two prompts of the user, two background task notices
     assert [p["source"] for p in payloads(on)] == ["user", "tool", "tool", "user"]
     pi = run(["capture", "--transcript", str(REAL / "pi" / "large-session.jsonl")]).result
-    assert pi["appended"] == 87
+    assert pi["appended"] == 88
     again = run(["capture", "--transcript", str(REAL / "pi" / "large-session.jsonl")]).result
-    assert again["appended"] == 0 and again["duplicates"] == 87
+    assert again["appended"] == 0 and again["duplicates"] == 88
     data = (on / "observations" / "obs-000001.jsonl").read_bytes()
     assert b"/home/marco" not in data and b"/Users/badlogic" not in data
     assert all(len(line) + 1 <= obs.MAX_RECORD_BYTES for line in data.splitlines())
@@ -487,7 +494,7 @@ def test_pi_agent_end_from_the_extension(on: Path) -> None:
             "session_file": event["session_file"],
         },
     )
-    assert len(payloads(on)) == 6  # the sweep adds the excerpt's four kept turns
+    assert len(payloads(on)) == 7  # the sweep adds the excerpt's five kept turns
 
 
 def test_a_pi_run_captured_by_the_extension_is_not_imported_twice(on: Path) -> None:
@@ -507,7 +514,7 @@ def test_a_pi_run_captured_by_the_extension_is_not_imported_twice(on: Path) -> N
     )
     assert len(payloads(on)) == 1
     imported = run(["capture", "--transcript", str(FIXTURES / "pi-excerpt.jsonl")]).result
-    assert imported["appended"] == 3 and imported["duplicates"] == 1
+    assert imported["appended"] == 4 and imported["duplicates"] == 1
 
 
 def test_hook_mode_and_transcript_do_not_combine(on: Path) -> None:

@@ -42,7 +42,7 @@ def test_claude_code_active_branch_compaction_sidechain_and_errors() -> None:
     assert [(t.user, t.outcome, t.kept) for t in turns] == [
         ("write a hello world in go", "complete", True),
         ("make it print the time, not the date", "complete", True),  # the rewound prompt wins
-        ("run the tests", "error", False),
+        ("run the tests", "error", False),  # sent again in the next prompt: the retry carries the words
         ("run the tests again", "complete", True),
     ]
     assert "ABANDONED" not in " ".join(t.assistant for t in turns)
@@ -58,9 +58,10 @@ def test_pi_excerpt_outcomes_and_keys() -> None:
         ("aborted", True),  # the user stopped the run: the prompt is still the user's words
         ("complete", True),
         ("complete", True),
-        ("error", False),
+        ("error", True),  # "... read it in full": the run failed, the user's words stand
         ("complete", True),
     ]
+    assert chunk.turns[3].user.endswith("read it in full") and chunk.turns[3].tools
     correction = chunk.turns[2]
     assert correction.user.startswith("you fucked thet component up REAL fucking good")
     assert correction.key == "1763682237041" and correction.user_at == "2025-11-20T23:43:57.049Z"
@@ -338,9 +339,9 @@ def test_real_pi_session() -> None:
     assert chunk.format == "pi" and chunk.eof and len(chunk.turns) == 88
     outcomes = [t.outcome for t in chunk.turns]
     assert outcomes.count("aborted") == 21 and outcomes.count("error") == 1
-    # Aborted runs keep their prompts now (a correction often comes right after an abort); only
-    # the one API error is dropped.
-    assert sum(t.kept for t in chunk.turns) == 87
+    # Aborted runs and the one API error keep their prompts (a correction often comes right after an
+    # abort; the errored run is not sent again).
+    assert sum(t.kept for t in chunk.turns) == 88
     assert {t.source for t in chunk.turns} == {"user", "command"}  # "/mode", "/model": Pi commands
     assert any("no rgb indices" in t.user for t in chunk.turns if t.kept)
 

@@ -13,8 +13,9 @@ the harness, or rejected by the user), the final stop reason, an `outcome`:
     rejected     the user rejected a tool use (Claude Code "User rejected tool use"); kept: it is friction
     interrupted  the user interrupted the run ("[Request interrupted by user]"); kept: the prompt is theirs
     aborted      Pi stopReason "aborted", Codex turn_aborted; kept for the same reason
-    error        an API error (Claude Code isApiErrorMessage, Pi stopReason "error", Codex error)
-    truncated    the model hit its output limit (max_tokens / "length")
+    error        an API error (Claude Code isApiErrorMessage, Pi stopReason "error", Codex error); kept:
+                 the prompt is the user's, unless the user sent the same prompt again right after
+    truncated    the model hit its output limit (max_tokens / "length"); kept like an error
 
 and a `source`: who wrote the prompt. Only "user" is a human's words; the others are recorded as such so
 that learning never reads them as the user's (see `provenance`):
@@ -44,7 +45,7 @@ from habitus.harness.transcripts.claude_code import _CC_SKIP_TYPES, _claude_code
 from habitus.harness.transcripts.codex import _codex
 from habitus.harness.transcripts.core import (
     DEFAULT_MAX_BYTES,
-    DROPPED_OUTCOMES,
+    FAILED_OUTCOMES,
     FORMATS,
     MAX_ASSISTANT_CHARS,
     MAX_LINE_BYTES,
@@ -68,7 +69,7 @@ from habitus.state import files
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
-    "DROPPED_OUTCOMES",
+    "FAILED_OUTCOMES",
     "FORMATS",
     "MAX_ASSISTANT_CHARS",
     "MAX_LINE_BYTES",

@@ -20,10 +20,12 @@ MAX_USER_CHARS = 64 * 1024
 MAX_ASSISTANT_CHARS = 128 * 1024
 MAX_TOOLS = 200
 SNIFF_BYTES = 64 * 1024
-DROPPED_OUTCOMES = ("error", "truncated")
-# Runs the user stopped: kept even without an answer, because the prompt is the user's words (a
-# correction often comes right before or after an abort).
-STOPPED_OUTCOMES = ("interrupted", "aborted")
+# Runs that ended early: kept even without an answer, because the prompt is the user's words (a
+# correction often comes right before or after an abort, and an API error does not unsay it).
+STOPPED_OUTCOMES = ("interrupted", "aborted", "error", "truncated")
+# Runs that failed on the harness's side: when the user sends the prompt again, the retry carries the
+# words and the failed run is not stored a second time.
+FAILED_OUTCOMES = ("error", "truncated")
 # Who wrote a turn's prompt. Only "user" is a human's own words.
 SOURCES = ("user", "teammate", "plan", "command", "meta", "hook", "tool", "subagent")
 
@@ -90,16 +92,18 @@ class Turn:
     continued: bool = False  # the read started inside this turn: its prompt was not seen
     assistant_truncated: bool = False
     source: str = "user"  # who wrote the prompt: one of SOURCES
+    resent: bool = False  # a failed run whose prompt the user sent again as the next turn
 
     @property
     def kept(self) -> bool:
         """Whether capture stores this turn: a prompt was seen, the agent did something (said something
-        or used a tool; a local command such as /mcp does neither), and the run was not dropped."""
+        or used a tool; a local command such as /mcp does neither) or the run ended early, and the
+        prompt was not sent again right after a failed run."""
         return (
             bool(self.user.strip())
             and not self.continued
+            and not self.resent
             and (bool(self.assistant.strip() or self.tools) or self.outcome in STOPPED_OUTCOMES)
-            and self.outcome not in DROPPED_OUTCOMES
         )
 
 
@@ -135,6 +139,13 @@ def _parse(line: bytes) -> dict[str, Any] | None:
 # -- turn assembly --------------------------------------------------------------------------------
 
 
+def _resends(text: str, failed: str) -> bool:
+    """Whether a prompt sends a failed run's prompt again: the same words, maybe with more around them
+    ("run the tests" -> "run the tests again")."""
+    failed = " ".join(failed.split()).casefold()
+    return bool(failed) and failed in " ".join(text.split()).casefold()
+
+
 class _Builder:
     """Turns out of a stream of prompt / assistant / tool / outcome events."""
 
@@ -147,6 +158,9 @@ class _Builder:
 
     def prompt(self, text: str, at: str | None, key: str | None, offset: int, source: str = "user") -> None:
         self.finish()
+        last = self.turns[-1] if self.turns else None
+        if last is not None and last.outcome in FAILED_OUTCOMES and _resends(text, last.user):
+            last.resent = True
         if len(text) > MAX_USER_CHARS:
             text = text[:MAX_USER_CHARS] + "\n[habitus: rest of the prompt truncated]"
         self.current = Turn(
