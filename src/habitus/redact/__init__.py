@@ -169,8 +169,9 @@ def _random_tokens(text: str, candidate: Lazy) -> tuple[str, int]:
             token, start = token[1:], start + 1
         trimmed = token.rstrip(".-~")
         if entropy.random_token(trimmed, hash_context=partial(_hash_context, text, start)):
+            start, end = _glued(text, start, start + len(trimmed), position)
             out += [text[position:start], "[REDACTED:high_entropy]"]
-            position = start + len(trimmed)
+            position = end
             count += 1
             continue
         url = token.startswith("//")
@@ -193,6 +194,30 @@ def _random_tokens(text: str, candidate: Lazy) -> tuple[str, int]:
 
 
 _PIECES = {True: Lazy(r"([/.=])"), False: Lazy(r"(=)")}
+_GLUE = frozenset("!?%:^*|#$&]")
+_RUN_AFTER = Lazy(rf"[{_TOKEN_CHARS}]+")
+_RUN_BEFORE = Lazy(rf"[{_TOKEN_CHARS}]+$")
+
+
+def _glued(text: str, start: int, end: int, floor: int) -> tuple[int, int]:
+    """A random token's span widened over what punctuation glues to it without a space: a key's other
+    half after `!`, `?`, `%`, `:` (`00D…!AQ…`, `…ERd?stTj…`, `KEY:SECRET`), when that half is not a
+    plain word or number."""
+    while end + 1 < len(text) and text[end] in _GLUE:
+        run = _RUN_AFTER.match(text, end + 1)
+        if run is None or not _glued_piece(run.group(0).rstrip(".-~")):
+            break
+        end = run.start() + len(run.group(0).rstrip(".-~"))
+    while start - 1 > floor and text[start - 1] in _GLUE:
+        run = _RUN_BEFORE.search(text, max(floor, start - 257), start - 1)
+        if run is None or not _glued_piece(run.group(0)):
+            break
+        start = run.start()
+    return start, end
+
+
+def _glued_piece(piece: str) -> bool:
+    return len(piece) >= 4 and entropy.credential_value(piece, min_len=4) and not piece.isdigit()
 
 
 def _redact(text: str) -> tuple[str, int, bool]:

@@ -19,7 +19,9 @@ from habitus.redact.lazy import Lazy
 _UUID = Lazy(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _HEX = Lazy(r"^[0-9a-fA-F]+$")
 _UUID_SHAPE = Lazy(r"^[0-9A-Za-z]{8}-[0-9A-Za-z]{4}-[0-9A-Za-z]{4}-[0-9A-Za-z]{4}-[0-9A-Za-z]{12}$")
-_VERSION = Lazy(r"^v?\d+(?:[._\-]\d+)*(?:[._\-]?[A-Za-z]{0,8}\d*)?$")
+_VERSION = Lazy(r"^v?\d+(?:[._\-]\d+)*(?:[._\-]?[A-Za-z]{0,8}\d{0,4})?$")
+_DIGITS = Lazy(r"\d+")
+_KEY_GROUPS = Lazy(r"^[A-Z0-9]{4,10}(?:-[A-Z0-9]{4,10}){3,}$")
 _WORDY = Lazy(r"[A-Za-z][a-z]{3,}")  # a run that reads like a word: "Response", "token"
 _VOWELS = frozenset("aeiouyAEIOUY")
 _CLUSTER = Lazy(r"[^aeiouyAEIOUY]{5,}")
@@ -113,12 +115,21 @@ def _random_piece(piece: str) -> bool:
     return len(piece) >= 12 and shannon(piece) >= 3.0 and unpaired(piece) >= 2
 
 
+_MIXED_PIECE = Lazy(r"[A-Za-z]\d+[A-Za-z]|^\d+[A-Za-z]{2}")
+
+
 def _built_of_names(token: str) -> bool:
     """`HTTPStatus.BAD_REQUEST`, `self.enable_SMTPUTF8`, `rfc2109_as_netscape`: dotted or snake names,
-    no piece of which is random (a token with separators carries its randomness in a long piece)."""
+    no piece of which is random (a token with separators carries its randomness in a long piece), and
+    not mostly pieces with digits inside their letters (`y8ohpS-N2vlXE`, `5QCXUYE-B9LNS58-X62XLXO`):
+    a name puts its number at the end (`utf8`, `sha256`, `v2`)."""
     if not any(c in "._-" for c in token):
         return False
-    return not any(_random_piece(p) for p in re.split(r"[._\-]+", token))
+    pieces = [p for p in re.split(r"[._\-]+", token) if p]
+    if any(_random_piece(p) for p in pieces):
+        return False
+    mixed = sum(1 for p in pieces if len(p) >= 4 and _MIXED_PIECE.search(p))
+    return not (len(pieces) >= 2 and mixed * 2 >= len(pieces) and mixed >= 2)
 
 
 def _sequential(token: str) -> bool:
@@ -152,17 +163,34 @@ def random_token(token: str, *, hash_context: Callable[[], bool] | None = None) 
         # 20+ hex digits: an API key, or a digest (sha256 of a file, a commit). A digest named as such
         # is kept; a bare one is not, since many providers' keys are 32 or 40 hex digits.
         return digit >= 4 and letters >= 4 and shannon(token) >= 3.0 and not (hash_context and hash_context())
-    if _segments_are_words(token) or _wordiness(token) >= 0.55 or _built_of_names(token):
+    wordiness = _wordiness(token)
+    one_case = not (upper and lower)
+    # base36 with digits scattered through the letters (three runs or more), or with letter pairs no word
+    # has, whatever the pronounceable runs between them ("xq7aagk6tteaprndoi4347enk")
+    base36 = one_case and digit and not other and size >= 20 and letters >= size * 0.15
+    if base36 and shannon(token) >= 3.8:
+        scattered = len(_DIGITS.findall(token)) >= 3 and wordiness < 0.6
+        if scattered or (unpaired(token) >= 2 and wordiness < 0.3):
+            return True
+    # a licence-key shape, `5QCXUYE-B9LNS58-X62XLXO-CHZJZDO`: digits in two groups or more
+    if _KEY_GROUPS.match(token) and shannon(token) >= 3.5:
+        return sum(1 for p in token.split("-") if not p.isalpha() and not p.isdigit()) >= 2
+    if _segments_are_words(token) or wordiness >= 0.55 or _built_of_names(token):
         return False
     switches = _switches(token) / size
     entropy = shannon(token)
     if size < 20:
         # 16 to 19 characters: only a run with no separator whose classes switch often
-        return not other and bool(digit) and switches >= 0.35 and entropy >= 3.3 and _wordiness(token) < 0.3
+        return not other and bool(digit) and switches >= 0.35 and entropy >= 3.3 and wordiness < 0.3
     if upper and lower and (digit or other):
-        return switches >= 0.2 and entropy >= 3.6
+        # a short key has a lower entropy ceiling (log2 of its length): 20 random characters give ~4.0;
+        # the lower bar only for one unbroken run (a piece of a path like `zfY6lL7eFa-3000x3000` is an id)
+        lower_bar = not other and switches >= 0.25 and entropy >= 3.3 and wordiness < 0.2
+        return switches >= 0.2 and (entropy >= 3.6 or lower_bar)
     if upper and lower:  # letters only: needs many case switches ("wJalrXUtnFEMIbPxRfiCY")
-        return size >= 24 and switches >= 0.3 and entropy >= 3.8
+        if size >= 24 and switches >= 0.3 and entropy >= 3.8:
+            return True
+        return switches >= 0.25 and wordiness < 0.2 and entropy >= 4.0  # 20 to 23: near their ceiling
     # one case and digits: "a1b2c3...", "K7MDENG..."
     return (
         size >= 20 and digit >= size * 0.12 and letters >= size * 0.15 and switches >= 0.2 and entropy >= 3.4
