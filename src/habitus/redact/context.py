@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from habitus.redact.entropy import credential_value, random_token
+from habitus.redact.entropy import credential_value, random_token, segments_are_words
 from habitus.redact.lazy import Lazy
 
 SECRET = "[REDACTED:secret]"
@@ -336,7 +336,7 @@ def _authorization(text: str, start: int) -> tuple[int, int] | None:
         cred_start, cred_end = _unquoted_value(text, value_end + 1)
         cred = text[cred_start:cred_end]
         usable = len(cred) >= 8 and not cred.startswith("[REDACTED") and not _TEMPLATE.search(cred)
-        if usable and (credential_value(cred, min_len=8) or not cred.isalpha()):
+        if usable and (credential_value(cred, min_len=8) or not (cred.isalpha() or segments_are_words(cred))):
             return value_start, cred_end
         return None
     if credential_value(first, min_len=8) and not _TEMPLATE.search(first):

@@ -21,6 +21,9 @@ _HEX = Lazy(r"^[0-9a-fA-F]+$")
 _UUID_SHAPE = Lazy(r"^[0-9A-Za-z]{8}-[0-9A-Za-z]{4}-[0-9A-Za-z]{4}-[0-9A-Za-z]{4}-[0-9A-Za-z]{12}$")
 _VERSION = Lazy(r"^v?\d+(?:[._\-]\d+)*(?:[._\-]?[A-Za-z]{0,8}\d{0,4})?$")
 _DIGITS = Lazy(r"\d+")
+_EXTENSION = Lazy(r"(?:\.[a-z][a-z0-9]{0,4})+$")
+# a digest in Subresource Integrity or a content address: its algorithm, then base64 or hex
+_DIGEST = Lazy(r"^(?:sha(?:1|224|256|384|512)|md5|blake2b?|h1)[-:][A-Za-z0-9+/=]{20,}$")
 _KEY_GROUPS = Lazy(r"^[A-Z0-9]{4,10}(?:-[A-Z0-9]{4,10}){3,}$")
 _WORDY = Lazy(r"[A-Za-z][a-z]{3,}")  # a run that reads like a word: "Response", "token"
 _VOWELS = frozenset("aeiouyAEIOUY")
@@ -92,7 +95,7 @@ def _wordiness(token: str) -> float:
     return covered / len(token)
 
 
-def _segments_are_words(token: str) -> bool:
+def segments_are_words(token: str) -> bool:
     """`test_case_2024_report`, `my-app-v2.3`: every piece a word or a short number."""
     pieces = [p for p in re.split(r"[_\-./+=]+", token) if p]
     if len(pieces) < 2:
@@ -105,8 +108,8 @@ def _segments_are_words(token: str) -> bool:
 
 def _random_piece(piece: str) -> bool:
     """A piece between separators that carries the randomness: long, letters and digits mixed."""
-    if len(piece) < 8:
-        return False
+    if len(piece) < 8 or (len(piece) < 32 and _HEX.match(piece)):
+        return False  # short hex in a name is a commit or an id (`v0.0.0-20180213035817-a1ea475d72b1`)
     upper, lower, digit, _ = _classes(piece)
     if not digit or upper + lower < 3:
         return False
@@ -118,14 +121,22 @@ def _random_piece(piece: str) -> bool:
 _MIXED_PIECE = Lazy(r"[A-Za-z]\d+[A-Za-z]|^\d+[A-Za-z]{2}")
 
 
+def _folder_name(piece: str) -> bool:
+    letters = "".join(c for c in piece if c.isalpha())
+    return letters.islower() or letters.isupper() or letters.istitle() or _wordiness(piece) >= 0.6
+
+
 def _built_of_names(token: str) -> bool:
-    """`HTTPStatus.BAD_REQUEST`, `self.enable_SMTPUTF8`, `rfc2109_as_netscape`: dotted or snake names,
+    """`HTTPStatus.BAD_REQUEST`, `self.enable_SMTPUTF8`, `rfc2109_as_netscape`, `github.com/Masterminds/
+    sprig/v3`: dotted, snake or slashed names,
     no piece of which is random (a token with separators carries its randomness in a long piece), and
     not mostly pieces with digits inside their letters (`y8ohpS-N2vlXE`, `5QCXUYE-B9LNS58-X62XLXO`):
     a name puts its number at the end (`utf8`, `sha256`, `v2`)."""
-    if not any(c in "._-" for c in token):
+    # a path's "/" separates names too, unlike base64's: each folder in one case, Title or CamelCase words
+    path = "/" in token and "+" not in token and all(_folder_name(p) for p in token.split("/") if p)
+    if not any(c in "._-" for c in token) and not path:
         return False
-    pieces = [p for p in re.split(r"[._\-]+", token) if p]
+    pieces = [p for p in re.split(r"[._\-/]+" if path else r"[._\-]+", token) if p]
     if any(_random_piece(p) for p in pieces):
         return False
     mixed = sum(1 for p in pieces if len(p) >= 4 and _MIXED_PIECE.search(p))
@@ -140,9 +151,14 @@ def _sequential(token: str) -> bool:
 
 def random_token(token: str, *, hash_context: Callable[[], bool] | None = None) -> bool:
     """The strict bar, for a token with no secret-naming word near it."""
+    extension = _EXTENSION.search(token)
+    if extension and extension.start() >= 16:
+        token = token[: extension.start()]  # `6c073d8e-….jsonl`, `zfY6….png`: judge the name, not its suffix
     size = len(token)
     if size < 16 or token[0] in "/~.":
         return False
+    if _DIGEST.match(token):
+        return False  # `sha512-…`, `sha256:…`: a digest says what it is
     if _UUID_SHAPE.match(token):
         # 8-4-4-4-12: a real UUID (hex) is an identifier; the same shape in other letters is a key
         return not _HEX.match(token.replace("-", ""))
@@ -157,17 +173,20 @@ def random_token(token: str, *, hash_context: Callable[[], bool] | None = None) 
         return False  # CONSTANT_NAME, some-kebab-name
     if _UUID.match(token) or _VERSION.match(token) or _sequential(token):
         return False
+    if "-" in token and _HEX.match(token.replace("-", "")) and all(len(g) <= 16 for g in token.split("-")):
+        return False  # hex in short dashed groups is an id of the UUID family (`db609d23-e25f-48b0-918e`)
     if _HEX.match(token):
         if size < 20:
             return False
         # 20+ hex digits: an API key, or a digest (sha256 of a file, a commit). A digest named as such
-        # is kept; a bare one is not, since many providers' keys are 32 or 40 hex digits.
+        # (the caller's hash_context: "commit", "sha256", "integrity", git's short id beside it) is
+        # kept; a bare one is not, since many providers' keys are 32, 40 or 64 hex digits.
         return digit >= 4 and letters >= 4 and shannon(token) >= 3.0 and not (hash_context and hash_context())
     wordiness = _wordiness(token)
     one_case = not (upper and lower)
     # base36 with digits scattered through the letters (three runs or more), or with letter pairs no word
     # has, whatever the pronounceable runs between them ("xq7aagk6tteaprndoi4347enk")
-    base36 = one_case and digit and not other and size >= 20 and letters >= size * 0.15
+    base36 = one_case and digit and other == token.count("-") <= 2 and size >= 20 and letters >= size * 0.15
     if base36 and shannon(token) >= 3.8:
         scattered = len(_DIGITS.findall(token)) >= 3 and wordiness < 0.6
         if scattered or (unpaired(token) >= 2 and wordiness < 0.3):
@@ -175,7 +194,7 @@ def random_token(token: str, *, hash_context: Callable[[], bool] | None = None) 
     # a licence-key shape, `5QCXUYE-B9LNS58-X62XLXO-CHZJZDO`: digits in two groups or more
     if _KEY_GROUPS.match(token) and shannon(token) >= 3.5:
         return sum(1 for p in token.split("-") if not p.isalpha() and not p.isdigit()) >= 2
-    if _segments_are_words(token) or wordiness >= 0.55 or _built_of_names(token):
+    if segments_are_words(token) or wordiness >= 0.55 or _built_of_names(token):
         return False
     switches = _switches(token) / size
     entropy = shannon(token)
@@ -204,7 +223,7 @@ def credential_value(token: str, *, min_len: int = 8) -> bool:
         return False
     upper, lower, digit, _ = _classes(token)
     letters = upper + lower
-    if letters == 0 or _segments_are_words(token):
+    if letters == 0 or segments_are_words(token):
         return False
     if size >= 20 and (random_token(token) or (_HEX.match(token) and digit and letters)):
         return True

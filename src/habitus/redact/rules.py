@@ -54,11 +54,12 @@ RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("infracost_key", ("ico-",), r"\bico-[A-Za-z0-9]{32}\b"),
     ("octopus_key", ("api-",), r"\bAPI-[A-Z0-9]{26}\b"),
     ("dynatrace_token", ("dt0c01.", "dt0s01."), r"\bdt0[cs]01\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b"),
-    ("newrelic_key", ("nrak-", "nrjs-", "nrii-"), r"\bNR(?:AK|JS|II)-[A-Za-z0-9_\-]{19,40}"),
+    ("newrelic_key", ("nrak-", "nrjs-", "nrii-", "nrbr-"), r"\bNR(?:AK|JS|II|BR)-[A-Za-z0-9_\-]{19,40}"),
     ("grafana_token", ("glc_", "glsa_", "eyjrijoi"),
      r"\bglc_[A-Za-z0-9+/]{32,}={0,2}|\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b|\beyJrIjoi[A-Za-z0-9+/]{50,}={0,2}"),
     ("sentry_token", ("sntrys_", "sntryu_"), r"\bsntry[su]_[A-Za-z0-9+/=_]{40,}"),
     ("sentry_dsn", ("sentry",), r"\bhttps?://[a-f0-9]{32}@[A-Za-z0-9.\-]*sentry[A-Za-z0-9.\-]*"),
+    ("trufflehog_key", ("thog-key-",), r"\bthog-key-[0-9a-f]{16}\b"),
     ("datadog_key", ("ddapi_", "ddapp_", "ddog"), r"\bdd(?:api|app)_[A-Za-z0-9]{30,}"),
     ("jfrog_key", ("akc", "cmvmdgtu"), r"\bAKC[A-Za-z0-9]{60,}|\bcmVmdGtu[A-Za-z0-9]{56,}"),
     # source hosting and CI
