@@ -160,10 +160,20 @@ def lower_text(text: str) -> str:
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
+_SPLIT_VOCABULARY: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+
 def hits(low: str, vocabulary: tuple[str, ...]) -> list[tuple[int, int]]:
     """(start, end) of every occurrence of the vocabulary's words in low, in order."""
+    split = _SPLIT_VOCABULARY.get(vocabulary)
+    if split is None:
+        split = _SPLIT_VOCABULARY[vocabulary] = (
+            tuple(w for w in vocabulary if w.isascii()),
+            tuple(w for w in vocabulary if not w.isascii()),
+        )
     found: list[tuple[int, int]] = []
-    for word in vocabulary:
+    # most text is ASCII: the words of other scripts are searched only where they can occur
+    for word in split[0] if low.isascii() else vocabulary:
         whole = word in _WHOLE_WORDS
         start = low.find(word)
         while start >= 0:
