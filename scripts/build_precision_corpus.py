@@ -10,6 +10,12 @@ and express, lodash and axios from the npm registry (MIT), unpacked in DIR by:
     npm pack express@4.21.2 lodash@4.17.21 axios@1.7.9   # then tar xzf each into DIR/<name>-<version>/
 
 Each output file is gzip-compressed text: a `### <source path>` line before each source file's lines.
+
+    python scripts/build_precision_corpus.py --git DIR
+
+builds identifiers.txt.gz instead: identifiers that look random and are not secrets (lock-file hashes,
+commit ids, UUIDs), from MIT-licensed repositories at pinned commits, read from bare git folders in DIR
+named `<owner>+<name>/repo` (the layout a mirror of them has): see IDENTIFIERS.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import argparse
 import ast
 import gzip
+import subprocess
 import sysconfig
 from pathlib import Path
 
@@ -87,6 +94,52 @@ PROSE_NPM = (
 )
 
 
+# (repository, commit, path or "git log", lines kept): all MIT
+IDENTIFIERS = (
+    ("gitleaks/gitleaks", "b58d3f102cf3a2c84cb7f923d05c25c9b1aed84b", "go.sum", 423),
+    ("gitleaks/gitleaks", "b58d3f102cf3a2c84cb7f923d05c25c9b1aed84b", "git log", 1300),
+    ("Hmbown/CodeWhale", "75dca2cfbe1b5e0e9fd58c9eed27dbc1b4705c48", "Cargo.lock", 3000),
+    (
+        "Hmbown/CodeWhale",
+        "75dca2cfbe1b5e0e9fd58c9eed27dbc1b4705c48",
+        "crates/tui/src/session_manager.rs",
+        5000,
+    ),
+    (
+        "jfmoe/react-native-live-text-view",
+        "7f10231a608fa6d230fc2062177f5c897fcf3d2e",
+        "package-lock.json",
+        4000,
+    ),
+    ("HexRaysSA/ida-hcli", "63162eb064b2f9183cf06568573ddbd73d803ca3", "uv.lock", 1600),
+    (
+        "entireio/cli",
+        "f446dcfc09fda981a5c373a5f47c54363761fa6e",
+        "docs/architecture/sessions-and-checkpoints.md",
+        5000,
+    ),
+    ("kvsankar/agent-history", "56c766ad182689c887e575a1a387dfec2e4a5ebd", "docs/claude-format.md", 5000),
+)
+
+
+def _git(folder: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "--git-dir", str(folder), *args], capture_output=True, text=True, check=True
+    ).stdout
+
+
+def _identifiers(mirrors: Path) -> list[tuple[str, str]]:
+    files = []
+    for repo, commit, path, keep in IDENTIFIERS:
+        folder = mirrors / repo.replace("/", "+") / "repo"
+        if path == "git log":  # commit ids and subjects, no author names or addresses
+            text = _git(folder, "log", "--format=%H %h %s", commit)
+        else:
+            text = _git(folder, "show", f"{commit}:{path}")
+        files.append((f"{repo}@{commit[:10]}/{path}", "\n".join(text.splitlines()[:keep])))
+    return files
+
+
 def _bundle(files: list[tuple[str, str]]) -> bytes:
     lines: list[str] = []
     for name, text in files:
@@ -110,8 +163,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--npm", type=Path, required=True, help="folder with the unpacked npm packages")
+    parser.add_argument("--npm", type=Path, help="folder with the unpacked npm packages")
+    parser.add_argument("--git", type=Path, help="folder with the identifier sources' git folders")
     args = parser.parse_args()
+    if args.git:
+        (OUT / "identifiers.txt.gz").write_bytes(_bundle(_identifiers(args.git)))
+    if not args.npm:
+        return
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     site = Path(sysconfig.get_paths()["purelib"])
     OUT.mkdir(parents=True, exist_ok=True)

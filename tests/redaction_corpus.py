@@ -137,6 +137,24 @@ def families(seed: int = 15) -> list[dict[str, str]]:
         "lower_api_key": _rand(rng, "abcdefghijklmnopqrstuvwxyz0123456789", 32),
         "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJ" + _rand(rng, url, 40) + "." + _rand(rng, url, 43),
         "pem_body": body,
+        # shapes gitleaks and trufflehog know that the first families lacked (issue 15's larger sample)
+        "gitlab_routable": "glpat-"
+        + _rand(rng, url, 27)
+        + ".01."
+        + _rand(rng, "0123456789abcdefghijklmnopqrstuvwxyz", 9),
+        "newrelic_insert": "NRII-" + _rand(rng, "abcdefghijklmnopqrstuvwxyz0123456789-", 32),
+        "salesforce": "00D" + _rand(rng, b62, 12) + "!AQ" + _rand(rng, b62 + "._", 94),
+        "facebook_app": _rand(rng, "123456789", 16) + "%7C" + _rand(rng, url, 32),
+        "plaid": "access-sandbox-" + "-".join(_rand(rng, hexd, n) for n in (8, 4, 4, 4, 12)),
+        "settlemint": "sm_pat_" + _rand(rng, b62, 16),
+        "licence_key": "-".join(
+            _rand(rng, "ABCDEFGHJKLMNPQRSTUVWXYZ", 3)
+            + _rand(rng, "23456789", 1)
+            + _rand(rng, "ABCDEFGHJKLMNPQRSTUVWXYZ23456789", 3)
+            for _ in range(4)
+        ),
+        "glued_key": _rand(rng, b62, 40) + "?" + _rand(rng, b62, 12),
+        "mixed_case_20": _rand(rng, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", 20),
     }
     return [{"source": "habitus", "rule": name, "secret": value} for name, value in made.items()]
 

@@ -243,3 +243,21 @@ def test_readme_shows_exactly_what_hooks_print_prints(harness: str, heading: str
     section = readme.split(f"\n### {heading}\n", 1)[1].split("\n### ", 1)[0]
     block = section.split("```json\n", 1)[1].split("\n```", 1)[0]
     assert json.loads(block) == plan.snippet(harness)
+
+
+@pytest.mark.parametrize(
+    ("harness", "folder"), [("claude-code", ".claude"), ("codex", ".codex"), ("gemini", ".gemini")]
+)
+def test_a_symlinked_project_folder_is_refused_and_nothing_is_written_outside(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, harness: str, folder: str
+) -> None:
+    """Issue 15: `hooks install --project` followed a symlinked `.claude` and wrote outside the repository."""
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    (repo / ".git").mkdir(parents=True)
+    outside.mkdir()
+    (repo / folder).symlink_to(outside)
+    monkeypatch.chdir(repo)
+    for command in ("install", "uninstall"):
+        done = run(["hooks", command, "--harness", harness, "--project"])
+        assert done.exit == 3 and done.error["code"] == "symlink_refused", done.stderr
+    assert list(outside.iterdir()) == []

@@ -88,6 +88,26 @@ def _program(value: str | None) -> str | None:
     return path
 
 
+def _settings_path(harness: str, project: bool) -> Path:
+    """The settings file; in a repository, only where a folder of the repository holds it: a symlinked
+    `.claude` (`.codex`, `.gemini`) would make habitus write outside the repository."""
+    from habitus.harness.plan import settings_path
+
+    repo = _project(project)
+    path = settings_path(harness, repo)
+    if repo is not None:
+        folder = path.parent
+        while folder != repo and folder != folder.parent:
+            if os.path.islink(folder):
+                raise HabitusError(
+                    "symlink_refused",
+                    f"{folder}: is a symbolic link; habitus writes project settings only inside the repository",
+                    hint="replace the link with a folder, or merge the output of `habitus hooks print` by hand",
+                )
+            folder = folder.parent
+    return path
+
+
 def _project(project: bool) -> Path | None:
     if not project:
         return None
@@ -173,10 +193,10 @@ def install_command(harness: str, project: bool, root: str | None, program: str 
       habitus hooks install --harness claude-code
       habitus hooks install --harness claude-code --project   # .claude/settings.json of this repo
     """
-    from habitus.harness.plan import NOTES, codex_trust, settings_path, snippet
+    from habitus.harness.plan import NOTES, codex_trust, snippet
     from habitus.harness.settings import install
 
-    path = settings_path(harness, _project(project))
+    path = _settings_path(harness, project)
     outcome: dict[str, Any] = install(path, snippet(harness, _root(root), _program(program)))
     if harness == "codex":
         outcome["trust"] = codex_trust(path, outcome)
@@ -208,10 +228,10 @@ def uninstall_command(harness: str, project: bool, pretty: bool) -> None:
       habitus hooks uninstall --harness claude-code
       habitus hooks uninstall --harness codex --project
     """
-    from habitus.harness.plan import NOTES_UNINSTALL, codex_untrust, settings_path
+    from habitus.harness.plan import NOTES_UNINSTALL, codex_untrust
     from habitus.harness.settings import uninstall
 
-    path = settings_path(harness, _project(project))
+    path = _settings_path(harness, project)
     outcome: dict[str, Any] = uninstall(path)
     if harness == "codex":
         outcome["trust"] = codex_untrust(path, outcome)

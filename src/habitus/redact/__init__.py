@@ -145,15 +145,63 @@ def _scheme_credential(match: re.Match[str]) -> str:
             any(c.isdigit() or c in "+/=" for c in cred) or any(c.isupper() for c in cred[1:])
         )
     else:
-        ok = entropy.credential_value(cred, min_len=8) or (len(cred) >= 16 and not cred.isalpha())
+        ok = entropy.credential_value(cred, min_len=8) or (
+            len(cred) >= 16 and not cred.isalpha() and not entropy.segments_are_words(cred)
+        )
     if not ok or cred.startswith("[REDACTED"):
         return match.group(0)
     return f"{scheme} [REDACTED:credential]" + match.group("cred")[len(cred) :]
 
 
 def _hash_context(text: str, start: int) -> bool:
+    """Does a word near the digest at start say what it is? Before it ("commit", "sha256", "integrity"),
+    or after it: a ref (`<sha> refs/heads/main`) or git log's short id of the same commit (`%H %h`)."""
     before = text[max(0, start - 48) : start].lower()
-    return any(word in before for word in _HASH_WORDS)
+    if any(word in before for word in _HASH_WORDS):
+        return True
+    end = start
+    while end < len(text) and text[end] in "0123456789abcdefABCDEF":
+        end += 1
+    after = text[end : end + 16]
+    return after.startswith((" refs/", "\trefs/")) or (
+        end - start >= 40 and after[:1] in " \t" and after[1:8].lower() == text[start : start + 7].lower()
+    )
+
+
+_DIGEST_LABEL = Lazy(r"(?:\bh1|\bsha(?:1|224|256|384|512)|\bmd5)[:=-]$")
+_DIGEST_SIZES = frozenset({27, 28, 43, 44, 64, 86, 88})  # base64 of SHA-1, SHA-256, SHA-384, SHA-512
+
+
+def _labelled_digest(text: str, start: int, token: str) -> bool:
+    """A base64 digest that says what it is: `h1:…=` (go.sum), `sha256:…`, or a digest's length after a
+    hash word ("integrity", "checksum")."""
+    if len(token) not in _DIGEST_SIZES or not all(c.isalnum() or c in "+/=" for c in token):
+        return False
+    return bool(_DIGEST_LABEL.search(text, max(0, start - 8), start)) or _hash_context(text, start)
+
+
+_BASE64 = Lazy(r"[A-Za-z0-9+/]+={0,2}|[A-Za-z0-9_\-]+={0,2}")
+_USER_PASS = Lazy(r"[^\s:]+:\S+")
+
+
+def _encoded_text(token: str) -> bool:
+    """Base64 of readable text (an SVG, a sentence, a JSON header): written, not random. A key decodes to
+    random bytes; `user:password` (Basic credentials) is text but still a secret."""
+    if len(token) < 16 or not _BASE64.fullmatch(token):
+        return False
+    import base64
+    import binascii
+
+    try:
+        raw = base64.b64decode(
+            token.replace("-", "+").replace("_", "/") + "=" * (-len(token) % 4), validate=True
+        )
+        decoded = raw.decode()
+    except (binascii.Error, ValueError):
+        return False
+    printable = sum(1 for c in decoded if c.isprintable() or c in "\n\t")
+    text_like = any(c in decoded for c in " <{\n")
+    return printable == len(decoded) and text_like and not _USER_PASS.fullmatch(decoded.strip())
 
 
 def _random_tokens(text: str, candidate: Lazy) -> tuple[str, int]:
@@ -168,9 +216,12 @@ def _random_tokens(text: str, candidate: Lazy) -> tuple[str, int]:
         if start and text[start - 1] == "\\":  # "\nMIIE...": an escape, then the token
             token, start = token[1:], start + 1
         trimmed = token.rstrip(".-~")
+        if _labelled_digest(text, start, trimmed) or _encoded_text(trimmed):
+            continue
         if entropy.random_token(trimmed, hash_context=partial(_hash_context, text, start)):
+            start, end = _glued(text, start, start + len(trimmed), position)
             out += [text[position:start], "[REDACTED:high_entropy]"]
-            position = start + len(trimmed)
+            position = end
             count += 1
             continue
         url = token.startswith("//")
@@ -193,6 +244,30 @@ def _random_tokens(text: str, candidate: Lazy) -> tuple[str, int]:
 
 
 _PIECES = {True: Lazy(r"([/.=])"), False: Lazy(r"(=)")}
+_GLUE = frozenset("!?%:^*|#$&]")
+_RUN_AFTER = Lazy(rf"[{_TOKEN_CHARS}]+")
+_RUN_BEFORE = Lazy(rf"[{_TOKEN_CHARS}]+$")
+
+
+def _glued(text: str, start: int, end: int, floor: int) -> tuple[int, int]:
+    """A random token's span widened over what punctuation glues to it without a space: a key's other
+    half after `!`, `?`, `%`, `:` (`00D…!AQ…`, `…ERd?stTj…`, `KEY:SECRET`), when that half is not a
+    plain word or number."""
+    while end + 1 < len(text) and text[end] in _GLUE:
+        run = _RUN_AFTER.match(text, end + 1)
+        if run is None or not _glued_piece(run.group(0).rstrip(".-~")):
+            break
+        end = run.start() + len(run.group(0).rstrip(".-~"))
+    while start - 1 > floor and text[start - 1] in _GLUE:
+        run = _RUN_BEFORE.search(text, max(floor, start - 257), start - 1)
+        if run is None or not _glued_piece(run.group(0)):
+            break
+        start = run.start()
+    return start, end
+
+
+def _glued_piece(piece: str) -> bool:
+    return len(piece) >= 4 and entropy.credential_value(piece, min_len=4) and not piece.isdigit()
 
 
 def _redact(text: str) -> tuple[str, int, bool]:

@@ -21,36 +21,47 @@ from __future__ import annotations
 
 import re
 
-from habitus.redact.entropy import credential_value, random_token
+from habitus.redact.entropy import credential_value, random_token, segments_are_words
 from habitus.redact.lazy import Lazy
 
 SECRET = "[REDACTED:secret]"
 
+# The same words in German, Spanish, French, Portuguese, Japanese, Chinese and Russian (lowercase; "pass"
+# and "token" already find passwort, mot de passe, Zugangstoken).
+_FOREIGN_HITS = ("kennwort", "schlüssel", "schluessel", "contrase", "clave", "senha", "chave", "jeton", "clé",
+                 "пароль", "парол", "токен", "ключ", "секрет", "パスワード", "トークン", "キー", "暗証", "密码",
+                 "密碼", "令牌", "密钥", "秘钥", "口令", "凭证", "憑證", "zugangsdaten")  # fmt: skip
+
 # The words a secret's name is built from, searched one literal at a time in the lowercased text (a
 # literal search runs at memory speed; one case-insensitive alternation was the redactor's slowest step).
 _HIT_WORDS = ("pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "cookie", "sig", "bearer", "jwt", "dsn",
-              "pat", "sas")  # fmt: skip
+              "pat", "sas", *_FOREIGN_HITS)  # fmt: skip
 _WHOLE_WORDS = frozenset({"pat", "sas", "pw"})
-_NEAR_WORDS = ("pass", "pwd", "secret", "token", "key", "cred", "auth", "bearer", "pat", "api")
+_NEAR_WORDS = ("pass", "pwd", "secret", "token", "key", "cred", "auth", "bearer", "pat", "api",
+               *_FOREIGN_HITS)  # fmt: skip
 _IDCHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.$@")
 _CAMEL = Lazy(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SPLIT = Lazy(r"[_\-.$@]+")
 _SEP = Lazy(r"(?P<close>\\?[\"'`])?(?P<ann>[ \t]*:[ \t]*[A-Za-z_][\w.\[\], |]{0,40}?(?=[ \t]+=[^=]))?"
-                  r"(?P<sep>[ \t]*\??(?:=>|:=|\?=|=(?!=)|:(?![:/]))[ \t]*)")  # fmt: skip
+                  r"(?P<sep>[ \t]*\??(?:=>|:=|\?=|=(?!=)|:(?![:/])|：)[ \t]*)")  # fmt: skip
 _FLAG_SEP = Lazy(r"[ \t]+|=")
 
 PASSWORD, TOKEN, WEAK = "password", "token", "weak"
-_PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "pwd", "pass", "secret", "passcode", "pw"})
+_PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "pwd", "pass", "secret", "passcode", "pw",
+                             "passwort", "kennwort", "contraseña", "contrasena", "passe", "senha", "пароль",
+                             "パスワード", "密码", "密碼", "口令", "暗証番号"})  # fmt: skip
 _TOKEN_WORDS = frozenset({"token", "apikey", "credential", "credentials", "creds", "authorization", "auth",
                           "bearer", "jwt", "cookie", "dsn", "sas", "pat", "authtoken", "accesstoken",
                           "secretkey", "privatekey", "clientsecret", "apitoken", "refreshtoken", "authkey",
-                          "accesskey", "sessiontoken", "apisecret", "secrettoken"})  # fmt: skip
+                          "accesskey", "sessiontoken", "apisecret", "secrettoken", "jeton", "токен", "トークン",
+                          "令牌", "密钥", "秘钥", "zugangstoken", "zugangsdaten", "凭证", "憑證"})  # fmt: skip
 _KEY_QUALIFIERS = frozenset({"api", "secret", "private", "access", "auth", "client", "master", "encryption",
                              "signing", "license", "licence", "account", "service", "app", "consumer",
                              "subscription", "storage", "shared", "webhook", "deploy", "sk", "x", "admin",
                              "session", "write", "read", "ingest", "management", "org", "project", "user",
                              "live", "test", "prod", "personal", "server", "sdk", "rest", "mgmt", "dev"})  # fmt: skip
-_WEAK_WORDS = frozenset({"key", "sig", "signature", "salt", "hmac"})
+_WEAK_WORDS = frozenset({"key", "sig", "signature", "salt", "hmac", "schlüssel", "schluessel", "clave", "chave",
+                         "clé", "cle", "ключ", "キー"})  # fmt: skip
 _CODE_WORDS = frozenset(
     {
         "none",
@@ -116,11 +127,28 @@ _UNQUOTED_STOP = frozenset(" \t\r\n\"'`,;&<>|")
 _SCHEMES = frozenset({"bearer", "basic", "token", "digest", "negotiate", "apikey", "sso-key", "key", "otp"})
 _NEAR = Lazy(
     r"(?<![A-Za-z0-9_.])(?i:passwords?|passwd|passphrase|pwd|secret|tokens?|api[ _-]?key|key|credentials?|"
-    r"creds|auth|bearer|apikey|pat)(?=[ \t]|[:=][ \t]*[^ \t=])"
+    r"creds|auth|bearer|apikey|pat|passwort|kennwort|zugangs(?:token|daten|schlüssel)|schl(?:ü|ue)ssel|"
+    r"contrase(?:ñ|n)a|clave|senha|chave|passe|jeton|clé|парол[ьяеюи]\w*|токен\w*|ключ\w*|секрет\w*)"
+    r"(?=[ \t]|[:=：][ \t]*[^ \t=])"
+    # Japanese and Chinese: no space before the value, often a particle ("パスワードは…", "密码是…")
+    r"|(?:パスワード|トークン|キー|暗証番号|密码|密碼|令牌|密钥|秘钥|口令|凭证|憑證)"
 )
-_LINKING = frozenset({"is", "was", "are", "were", "be", "to", "of", "for", "the", "a", "an", "my", "our", "your", "this",
+_LINKING = frozenset({"ist", "lautet", "war", "mein", "meine", "der", "die", "das", "es", "el", "la", "mi", "de",
+                      "del", "acceso", "est", "le", "mon", "ma", "d", "l", "du", "accès", "é", "o", "meu", "minha",
+                      "da", "do", "acesso", "api", "—", "–", "мой", "это", "доступа", "は", "が", "を", "の", "是",
+                      "为", "為", "：",
+                      "is", "was", "are", "were", "be", "to", "of", "for", "the", "a", "an", "my", "our", "your", "this",
                       "that", "it", "now", "still", "here", "there", "as"})  # fmt: skip
-_NEAR_SPLIT = Lazy(r"[^\s:=,;()\[\]{}'\"<>`|]+")
+# a word after the keyword: it may hold "=" or ":" inside ("user:pass", "abc=def=="), not start with one
+_SHORT_KEY = Lazy(r"^(?=[A-Za-z0-9]*[0-9])(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{8,}$")
+_WORD_AND_NUMBER = Lazy(r"^[A-Za-z][a-z]+\d{1,4}$|^\d{1,4}[a-z]+$|^v\d")  # "version2", "2fast", "v1beta1"
+# (a word with accents is one word, "accès"; a run of another script is a word of its own: "パスワードは
+# Xk9…です" is は, Xk9…, です; a value is ASCII)
+_NEAR_SPLIT = Lazy(
+    r"[A-Za-z\u00c0-\u024f]*[\u00c0-\u024f][A-Za-z\u00c0-\u024f]*"
+    r"|[^\x00-\x7f\s：，。、「」]+"
+    r"|[^\s:=,;()\[\]{}'\"<>`|\x80-\U0010ffff][^\s,;()\[\]{}'\"<>`|\x80-\U0010ffff]*"
+)
 
 
 def lower_text(text: str) -> str:
@@ -132,10 +160,20 @@ def lower_text(text: str) -> str:
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
+_SPLIT_VOCABULARY: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+
 def hits(low: str, vocabulary: tuple[str, ...]) -> list[tuple[int, int]]:
     """(start, end) of every occurrence of the vocabulary's words in low, in order."""
+    split = _SPLIT_VOCABULARY.get(vocabulary)
+    if split is None:
+        split = _SPLIT_VOCABULARY[vocabulary] = (
+            tuple(w for w in vocabulary if w.isascii()),
+            tuple(w for w in vocabulary if not w.isascii()),
+        )
     found: list[tuple[int, int]] = []
-    for word in vocabulary:
+    # most text is ASCII: the words of other scripts are searched only where they can occur
+    for word in split[0] if low.isascii() else vocabulary:
         whole = word in _WHOLE_WORDS
         start = low.find(word)
         while start >= 0:
@@ -180,7 +218,7 @@ def family(key: str) -> str | None:
     return None
 
 
-_RIGHT = Lazy(r"[A-Za-z0-9_\-.$@]{0,81}")
+_RIGHT = Lazy(r"[\w\-.$@]{0,81}")
 
 
 def _key_end(text: str, end: int) -> int | None:
@@ -276,7 +314,7 @@ def secret_value(
             return False
         if value.isdigit() and (kind == WEAK or len(value) < 16) and kind != PASSWORD:
             return False
-        if prose_sep and re.match(r"[ \t]+[A-Za-z]", following):
+        if prose_sep and re.match(r"[ \t]+[^\W\d_]", following):
             # "Password: make sure it is long", "token: the budget" — a sentence, not a value
             return credential_value(value, min_len=8)
     if kind == PASSWORD:
@@ -284,6 +322,8 @@ def secret_value(
     if kind == TOKEN:
         if value.isdigit():
             return len(value) >= 16
+        if _SHORT_KEY.match(value) and not _WORD_AND_NUMBER.match(value):
+            return True  # `api_key: mlm9iqkm`: letters and digits mixed, under a name that says key
         return credential_value(value, min_len=8) or (
             len(value) >= 16
             and not _IDENT.match(value)
@@ -306,7 +346,7 @@ def _authorization(text: str, start: int) -> tuple[int, int] | None:
         cred_start, cred_end = _unquoted_value(text, value_end + 1)
         cred = text[cred_start:cred_end]
         usable = len(cred) >= 8 and not cred.startswith("[REDACTED") and not _TEMPLATE.search(cred)
-        if usable and (credential_value(cred, min_len=8) or not cred.isalpha()):
+        if usable and (credential_value(cred, min_len=8) or not (cred.isalpha() or segments_are_words(cred))):
             return value_start, cred_end
         return None
     if credential_value(first, min_len=8) and not _TEMPLATE.search(first):
@@ -424,6 +464,7 @@ def redact_near_keywords(text: str) -> tuple[str, int]:
             continue
         word = hit.group(0).lower()
         password = word.startswith("pass") or word == "pwd"
+        strong = not word.startswith(("key", "auth", "pat", "api"))  # a word that names nothing but a secret
         line_end = text.find("\n", hit.end(), hit.end() + 64)
         window_end = min(len(text), hit.end() + 56) if line_end < 0 else line_end
         position = 0  # the how-manyth word after the keyword, linking words ("is", "was") not counted
@@ -437,7 +478,7 @@ def redact_near_keywords(text: str) -> tuple[str, int]:
                 continue  # a short word: never a credential
             token = _NEAR_SPLIT.match(text, started.start())  # whole, though it runs past the window
             assert token is not None
-            value = token.group(0).rstrip(".!?-")
+            value = token.group(0).rstrip(".!?-:")
             if "REDACTED" in value:
                 break
             if len(value) < 6:
@@ -445,13 +486,15 @@ def redact_near_keywords(text: str) -> tuple[str, int]:
             following = text[token.start() + len(value) : token.start() + len(value) + 1]
             if following in ("(", "[", ".") or _DOTTED.match(value) or _TEMPLATE.search(value):
                 continue
-            if value[:1] in "._$" or text[token.start() - 1 : token.start()] == ".":
+            if value[:1] in "._$/~" or text[token.start() - 1 : token.start()] == ".":
                 continue
+            if "://" in value or value.startswith("//"):
+                continue  # a URL near the word ("the token docs at https://…"); its credentials have own rules
             if position == 1:
                 # right after the word: "password hunter2", "token 7f3a9c01e2"
-                found = credential_value(value, min_len=8) or (
-                    password and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
-                )
+                mixed = any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+                short_key = strong and _SHORT_KEY.match(value) and not _WORD_AND_NUMBER.match(value)
+                found = credential_value(value, min_len=8) or (mixed and bool(password or short_key))
             else:  # further on ("password hash with argon2id"): only what is plainly random
                 found = credential_value(value, min_len=12) and (len(value) >= 16 or random_token(value))
             if found:

@@ -13,7 +13,7 @@ their randomness instead (habitus.redact.context, habitus.redact.entropy).
 
 from __future__ import annotations
 
-RULES_VERSION = 2
+RULES_VERSION = 3
 
 B62 = "A-Za-z0-9"
 URLSAFE = "A-Za-z0-9_\\-"
@@ -54,11 +54,12 @@ RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("infracost_key", ("ico-",), r"\bico-[A-Za-z0-9]{32}\b"),
     ("octopus_key", ("api-",), r"\bAPI-[A-Z0-9]{26}\b"),
     ("dynatrace_token", ("dt0c01.", "dt0s01."), r"\bdt0[cs]01\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b"),
-    ("newrelic_key", ("nrak-", "nrjs-", "nrii-"), r"\bNR(?:AK|JS|II)-[A-Za-z0-9]{19,32}\b"),
+    ("newrelic_key", ("nrak-", "nrjs-", "nrii-", "nrbr-"), r"\bNR(?:AK|JS|II|BR)-[A-Za-z0-9_\-]{19,40}"),
     ("grafana_token", ("glc_", "glsa_", "eyjrijoi"),
      r"\bglc_[A-Za-z0-9+/]{32,}={0,2}|\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b|\beyJrIjoi[A-Za-z0-9+/]{50,}={0,2}"),
     ("sentry_token", ("sntrys_", "sntryu_"), r"\bsntry[su]_[A-Za-z0-9+/=_]{40,}"),
     ("sentry_dsn", ("sentry",), r"\bhttps?://[a-f0-9]{32}@[A-Za-z0-9.\-]*sentry[A-Za-z0-9.\-]*"),
+    ("trufflehog_key", ("thog-key-",), r"\bthog-key-[0-9a-f]{16}\b"),
     ("datadog_key", ("ddapi_", "ddapp_", "ddog"), r"\bdd(?:api|app)_[A-Za-z0-9]{30,}"),
     ("jfrog_key", ("akc", "cmvmdgtu"), r"\bAKC[A-Za-z0-9]{60,}|\bcmVmdGtu[A-Za-z0-9]{56,}"),
     # source hosting and CI
@@ -66,13 +67,14 @@ RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("github_token", ("github_pat_",), r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b"),
     ("gitlab_token", ("glpat-", "gldt-", "glrt-", "glrtr-", "glcbt-", "glptt-", "glft-", "glimt-", "glagent-",
                       "gloas-", "glsoat-", "glffct-", "glwt-", "glimt-", "glsa-"),
-     r"\bgl(?:pat|dt|rtr?|cbt|ptt|ft|imt|agent|oas|soat|ffct|wt|sa)-[A-Za-z0-9_\-]{15,}"),
+     # a routable token ends in ".<2 hex>.<base36>" after its body
+     r"\bgl(?:pat|dt|rtr?|cbt|ptt|ft|imt|agent|oas|soat|ffct|wt|sa)-[A-Za-z0-9_\-]{15,}(?:\.[A-Za-z0-9_\-]{2,}){0,2}"),
     ("gitlab_token", ("gr1348941",), r"\bGR1348941[A-Za-z0-9_\-]{20,}"),
     ("bitbucket_token", ("atbb", "atctt3"), r"\bATBB[A-Za-z0-9_=.\-]{28,}|\bATCTT3[A-Za-z0-9_=.\-]{100,}"),
     ("atlassian_token", ("atatt3",), r"\bATATT3[A-Za-z0-9_=\-]{100,}"),
     ("npm_token", ("npm_",), r"\bnpm_[A-Za-z0-9]{36}\b"),
     ("pypi_token", ("pypi-ageichlwas5vcmc",), r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{40,}"),
-    ("rubygems_key", ("rubygems_",), r"\brubygems_[a-f0-9]{48}\b"),
+    ("rubygems_key", ("rubygems_",), r"\brubygems_[A-Za-z0-9]{48}\b"),
     ("clojars_token", ("clojars_",), r"(?i)\bCLOJARS_[a-z0-9]{60}\b"),
     ("sonar_token", ("squ_", "sqp_", "sqa_"), r"\bsq[upa]_[a-f0-9]{40}\b"),
     ("docker_token", ("dckr_pat_", "dckr_oat_"), r"\bdckr_(?:pat|oat)_[A-Za-z0-9_\-]{20,}"),
@@ -101,6 +103,9 @@ RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("stripe_key", ("whsec_",), r"\bwhsec_[A-Za-z0-9]{20,}"),
     ("square_token", ("sq0atp-", "sq0csp-", "sq0idp-", "eaaa"),
      r"\bsq0(?:atp|csp|idp)-[A-Za-z0-9_\-]{22,43}\b|\bEAAA[A-Za-z0-9_\-+=]{60}\b"),
+    ("square_token", ("sandbox-sq0",), r"\bsandbox-sq0(?:atb|csb|idb)-[A-Za-z0-9_\-]{20,}"),
+    ("gocardless_token", ("live_", "sandbox_"),
+     r"\b(?:live|sandbox)_(?=[A-Za-z0-9_\-=]*\d)[A-Za-z0-9_\-=]{40}(?![A-Za-z0-9_\-=])"),
     ("shopify_token", ("shpat_", "shpca_", "shppa_", "shpss_"), r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
     ("paypal_token", ("access_token$production$",), r"access_token\$production\$[a-z0-9]{16}\$[a-f0-9]{32}"),
     ("flutterwave_key", ("flwseck", "flwpubk"), r"\bFLW(?:SECK|PUBK)(?:_TEST)?-[a-hA-H0-9]{32}-X\b"),
@@ -116,7 +121,7 @@ RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("telegram_token", (":",), r"\b\d{8,10}:[A-Za-z0-9_\-]{34,35}\b"),
     ("teams_webhook", ("webhook.office.com",), r"https?://[\w.\-]+\.webhook\.office\.com/webhookb2/[^\s\"'<>]+"),
     ("twilio_key", ("sk", "ac"), r"\b(?:SK|AC)[0-9a-f]{32}\b|\bSK[0-9a-z]{32}\b"),
-    ("sendgrid_key", ("sg.",), r"\bSG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}\b"),
+    ("sendgrid_key", ("sg.",), r"\bSG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}\b|\bSG\.[A-Za-z0-9=_\-.]{60,}"),
     ("sendinblue_key", ("xkeysib-", "xsmtpsib-"), r"\bx(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}\b"),
     ("mailgun_key", ("key-",), r"\bkey-[a-f0-9]{32}\b"),
     ("mailchimp_key", ("-us",), r"\b[a-f0-9]{32}-us\d{1,2}\b"),
@@ -136,6 +141,11 @@ RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("frameio_token", ("fio-u-",), r"\bfio-u-[A-Za-z0-9_\-=]{64}\b"),
     ("dropbox_token", ("sl.",), r"\bsl\.[A-Za-z0-9_\-=]{130,}"),
     ("facebook_token", ("eaa",), r"\bEAA[A-Za-z0-9]{90,}"),
+    ("facebook_token", ("%",), r"\b\d{15,16}%(?:7C)?[0-9A-Za-z_\-]{27,40}"),  # app id | app secret
+    ("salesforce_token", ("!",), r"\b00[A-Za-z0-9]{13}![A-Za-z0-9._]{80,}"),
+    ("plaid_token", ("access-sandbox-", "access-development-", "access-production-"),
+     r"\baccess-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"),
+    ("settlemint_token", ("sm_pat_", "sm_aat_", "sm_sat_"), r"\bsm_(?:pat|aat|sat)_[A-Za-z0-9]{16,}"),
     ("twitter_token", ("aaaaaaaaaaaaaaaaaaaaa",), r"\bAAAAAAAAAAAAAAAAAAAAA[A-Za-z0-9%]{30,}"),
     ("onepassword_token", ("ops_eyj",), r"\bops_eyJ[A-Za-z0-9+/=_\-]{100,}"),
     ("onepassword_secret_key", ("a3-",), r"\bA3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}\b"),
