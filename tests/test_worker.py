@@ -93,6 +93,24 @@ def test_status_and_stop_follow_the_json_contract(state_root: Path) -> None:
         assert run(["verify"]).exit == 0  # the socket is a known name of the root
 
 
+def test_status_says_busy_when_the_worker_holds_its_lock_but_answers_nothing(state_root: Path) -> None:
+    """Every serving process busy: the socket answers nothing, but the lifetime lock says it runs."""
+    import fcntl
+
+    from habitus.worker import LOCK_NAME
+
+    (state_root / "locks").mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(state_root / "locks" / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        held = run(["worker", "status"]).result
+        assert (held["running"], held["busy"], held["pid"]) == (True, True, None)
+    finally:
+        os.close(fd)
+    free = run(["worker", "status"]).result
+    assert (free["running"], free["busy"]) == (False, False)
+
+
 def test_kill_9_mid_request_falls_back_to_the_same_result(state_root: Path) -> None:
     """The worker is killed while it waits on a held observations lock inside a capture; the hook then
     captures in its own process: exactly one observation, the same as without a worker."""

@@ -12,9 +12,10 @@ from habitus.state.root import StateRoot
 
 MAN = {
     "stdin": "Not read.",
-    "stdout": 'status: {"v":1,"root","socket","running","enabled","pid","code","started","ready","served",'
-    '"idle_s","idle_limit_s"} (pid to idle_limit_s null when no worker runs; code is "VERSION:PACKAGE_DIR"; '
-    "ready false while it is still loading the model, when hooks work in their own processes). "
+    "stdout": 'status: {"v":1,"root","socket","running","busy","enabled","pid","code","started","ready",'
+    '"served","idle_s","idle_limit_s"} (pid to idle_limit_s null when no worker runs, or when it runs but '
+    'every serving process is busy: then busy is true; code is "VERSION:PACKAGE_DIR"; ready false while it '
+    "is still loading the model, when hooks work in their own processes). "
     'stop: {"v":1,"root","socket","stopped","pid"} (stopped false when none was running).',
     "files": "<root>/worker.sock (the worker's socket, 0600), <root>/locks/worker.lock (held by the live "
     "worker). Reads config.toml (worker.enabled, worker.idle_minutes, hooks.budget_ms).",
@@ -68,12 +69,15 @@ def status_command(root: StateRoot, wait: float, pretty: bool) -> None:
 
     reply = _ask(root, "status")
     running = reply is not None and reply.get("status") == "running"
+    # Every serving process busy answers nothing; the worker's lifetime lock still says it runs.
+    busy = not running and _worker_lock_held(root)
     fields = ("pid", "code", "started", "ready", "served", "idle_s", "idle_limit_s")
     io.write_result(
         {
             "root": str(root.path),
             "socket": socket_path(str(root.path)),
-            "running": running,
+            "running": running or busy,
+            "busy": busy,
             "enabled": hookmode.read_settings(root.path).worker,
             **{k: (reply or {}).get(k) if running else None for k in fields},
         },
@@ -105,6 +109,28 @@ def stop_command(root: StateRoot, wait: float, pretty: bool) -> None:
         },
         pretty=pretty,
     )
+
+
+def _worker_lock_held(root: StateRoot) -> bool:
+    """Whether a live worker holds this root's lifetime lock (probed without waiting or creating it)."""
+    import fcntl
+    import os
+
+    from habitus.worker import LOCK_NAME
+
+    try:
+        fd = os.open(
+            root.path / "locks" / LOCK_NAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+        )
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing lets a shared probe lock go
+    return False
 
 
 def _wait_gone(root: StateRoot, timeout: float = 5.0) -> None:
