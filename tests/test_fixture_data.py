@@ -265,7 +265,8 @@ def test_demo_sample_shape() -> None:
 # ---------------------------------------------------------------------------------------------- privacy
 
 SECRET_PATTERNS = {
-    "email": re.compile(r"[\w.+-]+@[\w-]+(\.[\w-]+)+"),
+    # A domain ends in letters: npm's "> web@1.4.0 build" names a package version, not an address.
+    "email": re.compile(r"[\w.+-]+@[\w-]+(\.[\w-]+)*\.[A-Za-z]{2,}\b"),
     "provider token": re.compile(
         r"\b(sk-[A-Za-z0-9_-]{16,}|sk_live_\w+|gh[pousr]_\w{20,}|github_pat_\w+|AKIA[0-9A-Z]{16}|xox[abpr]-[\w-]+)"
     ),

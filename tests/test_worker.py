@@ -93,7 +93,7 @@ def test_status_and_stop_follow_the_json_contract(state_root: Path) -> None:
         assert run(["verify"]).exit == 0  # the socket is a known name of the root
 
 
-def test_status_says_busy_when_the_worker_holds_its_lock_but_answers_nothing(state_root: Path) -> None:
+def test_status_says_running_when_the_worker_holds_its_lock_but_answers_nothing(state_root: Path) -> None:
     """Every serving process busy: the socket answers nothing, but the lifetime lock says it runs."""
     import fcntl
 
@@ -104,11 +104,11 @@ def test_status_says_busy_when_the_worker_holds_its_lock_but_answers_nothing(sta
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         held = run(["worker", "status"]).result
-        assert (held["running"], held["busy"], held["pid"]) == (True, True, None)
+        assert (held["running"], held["answered"], held["pid"]) == (True, False, None)
     finally:
         os.close(fd)
     free = run(["worker", "status"]).result
-    assert (free["running"], free["busy"]) == (False, False)
+    assert (free["running"], free["answered"]) == (False, False)
 
 
 def test_kill_9_mid_request_falls_back_to_the_same_result(state_root: Path) -> None:
@@ -240,7 +240,8 @@ def test_a_socket_open_to_others_is_refused(state_root: Path) -> None:
         served = wait_ready(state_root)["served"]
         os.chmod(state_root / "worker.sock", 0o666)
         assert hook(["select"], EVENT, env_for(state_root)).stdout == expected
-        assert status(state_root)["running"] is False  # status will not talk to it either
+        refused = status(state_root)  # status will not talk to it either, though it runs
+        assert (refused["running"], refused["answered"], refused["pid"]) == (True, False, None)
         os.chmod(state_root / "worker.sock", 0o600)
         assert status(state_root)["served"] == served  # the hook did not use it
 

@@ -12,9 +12,9 @@ from habitus.state.root import StateRoot
 
 MAN = {
     "stdin": "Not read.",
-    "stdout": 'status: {"v":1,"root","socket","running","busy","enabled","pid","code","started","ready",'
-    '"served","idle_s","idle_limit_s"} (pid to idle_limit_s null when no worker runs, or when it runs but '
-    'every serving process is busy: then busy is true; code is "VERSION:PACKAGE_DIR"; ready false while it '
+    "stdout": 'status: {"v":1,"root","socket","running","answered","enabled","pid","code","started","ready",'
+    '"served","idle_s","idle_limit_s"} (pid to idle_limit_s null when no worker runs, or when one runs but '
+    'did not answer (answered false: every serving process busy, or its socket refused); code is "VERSION:PACKAGE_DIR"; ready false while it '
     "is still loading the model, when hooks work in their own processes). "
     'stop: {"v":1,"root","socket","stopped","pid"} (stopped false when none was running).',
     "files": "<root>/worker.sock (the worker's socket, 0600), <root>/locks/worker.lock (held by the live "
@@ -69,15 +69,16 @@ def status_command(root: StateRoot, wait: float, pretty: bool) -> None:
 
     reply = _ask(root, "status")
     running = reply is not None and reply.get("status") == "running"
-    # Every serving process busy answers nothing; the worker's lifetime lock still says it runs.
-    busy = not running and _worker_lock_held(root)
+    # A worker whose serving processes are all busy (or whose socket is refused) answers nothing; its
+    # lifetime lock still says it runs.
+    silent = not running and _worker_lock_held(root)
     fields = ("pid", "code", "started", "ready", "served", "idle_s", "idle_limit_s")
     io.write_result(
         {
             "root": str(root.path),
             "socket": socket_path(str(root.path)),
-            "running": running or busy,
-            "busy": busy,
+            "running": running or silent,
+            "answered": running,
             "enabled": hookmode.read_settings(root.path).worker,
             **{k: (reply or {}).get(k) if running else None for k in fields},
         },
