@@ -55,13 +55,14 @@ if TYPE_CHECKING:
     from habitus.habits.law import Law
     from habitus.habits.store import ActiveHabit
 
-# The word checks' cosine thresholds were fitted on all-MiniLM-L6-v2, so under the "default" setting the
-# reviewer keeps that model (habitus.models.embedders.load_embedder's `calibrated`); the semantic judge has weights
-# per model, and measured on the multilingual dev set E5 did not beat it there (docs/quality.md).
-CALIBRATED = "minilm"
-TRIGGER_COS = 0.55
-EVIDENCE_COS = 0.55
-VIOLATION_COS = 0.3
+# Under the "default" setting the reviewer uses multilingual-e5-small, the model select uses (a warm worker
+# has it loaded): with tool calls described in words and habit-grouped cross-validation on every dev set
+# it beat all-MiniLM-L6-v2 (docs/quality.md). The word checks' cosine thresholds are per model: E5's
+# cosines crowd into 0.75..0.98; its values give the word rules MiniLM's results on cases.jsonl, where
+# those were fitted. A model added by the user gets MiniLM's.
+CALIBRATED = "e5"
+WORD_COSINES = {"minilm": (0.55, 0.55, 0.3), "e5": (0.84, 0.88, 0.8)}  # trigger, evidence, violation
+TRIGGER_COS, EVIDENCE_COS, VIOLATION_COS = WORD_COSINES["minilm"]
 MAX_UNITS = 2_000
 MAX_UNIT_CHARS = 400
 EXCERPT_CHARS = 140
@@ -335,13 +336,13 @@ class Rule:
         count = sum(1 for w in self.avoided if has_word(unit, w))
         return 0 if count and unit.prose and negated(unit.lowered, self.avoided) else count
 
-    def violates(self, unit: Unit, cosine: float) -> bool:
+    def violates(self, unit: Unit, cosine: float, threshold: float = VIOLATION_COS) -> bool:
         """One avoided word in a tool call (code says what was done), or two in prose that is also
         close to the behaviour (prose often only talks about the thing: "quantizing to a palette")."""
         count = self.violation_words(unit)
         if unit.role == "tool":
             return count >= 1
-        return count >= 2 and cosine >= VIOLATION_COS
+        return count >= 2 and cosine >= threshold
 
 
 @dataclass
@@ -406,6 +407,7 @@ def review(
         [rule.habit for rule in every], [units[u] for u in wanted_units] + extra
     )
     turn = vectors[-1] if extra else None
+    trigger_cos, evidence_cos, violation_cos = word_cosines(getattr(embed, "model_id", ""))
     vectors = vectors[: len(wanted_units)]
     unit_row = {u: i for i, u in enumerate(wanted_units)}
     index = {id(rule): i for i, rule in enumerate(every)}
@@ -419,12 +421,12 @@ def review(
         triggers = [
             u
             for u in mine
-            if rule.candidate(units[u]) and (not rule.ambiguous or cond_cos[unit_row[u]] >= TRIGGER_COS)
+            if rule.candidate(units[u]) and (not rule.ambiguous or cond_cos[unit_row[u]] >= trigger_cos)
         ]
         if not triggers:
             continue
         trigger = max(triggers, key=lambda u: float(cond_cos[unit_row[u]]))
-        broken = [u for u in mine if rule.violates(units[u], float(beh_cos[unit_row[u]]))]
+        broken = [u for u in mine if rule.violates(units[u], float(beh_cos[unit_row[u]]), violation_cos)]
         if broken:
             worst = max(broken, key=lambda u: (rule.violation_words(units[u]), float(beh_cos[unit_row[u]])))
             found.append(_habit_note(rule, units[trigger], units[worst], float(beh_cos[unit_row[worst]])))
@@ -432,7 +434,7 @@ def review(
             continue
         if not rule.absence_checked:
             continue
-        close = any(units[u].role != "user" and beh_cos[unit_row[u]] >= EVIDENCE_COS for u in wanted_units)
+        close = any(units[u].role != "user" and beh_cos[unit_row[u]] >= evidence_cos for u in wanted_units)
         if not close and not rule.evidence(units):
             found.append(_habit_note(rule, units[trigger], None, float(cond_cos[unit_row[trigger]])))
             noted.add(rule.habit.id)
@@ -444,6 +446,14 @@ def review(
                 continue
             found.append(_semantic_note(scored.rule, scored.trigger, scored.probability))
     return _ordered(found)
+
+
+def word_cosines(model_id: str) -> tuple[float, float, float]:
+    """The word checks' (trigger, evidence, violation) cosine thresholds for a model id ("e5@…")."""
+    name = model_id.split("@", 1)[0]
+    if name in WORD_COSINES:
+        return WORD_COSINES[name]
+    return TRIGGER_COS, EVIDENCE_COS, VIOLATION_COS
 
 
 def _ordered(found: list[Candidate]) -> list[Candidate]:
