@@ -12,6 +12,7 @@ Transcript readers give a tool call as "Name: input" with its whitespace collaps
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # Tools that write or edit files (Claude Code, Codex, Gemini CLI, Pi, Cursor, MCP file servers).
 WRITING_TOOLS = frozenset(
@@ -112,7 +113,6 @@ DOC_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".adoc", ".org", ".html", ".
 
 _QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1(.*?)(?:\b\2\b|$)", re.S)
-_SEPARATOR = re.compile(r"&&|\|\||[;|\n]")
 _PREFIX = re.compile(r"^(?:\s*(?:\(|\{|!|time\b|nice\b|env\b|command\b|builtin\b|\w+=\S*))*\s*")
 
 
@@ -143,22 +143,20 @@ def is_doc(path: str) -> bool:
     return path.lower().rstrip("`'\",:").endswith(DOC_SUFFIXES)
 
 
+_PIECE = re.compile(r"'[^']*'?|\"(?:[^\"\\]|\\.)*\"?|&&|\|\||[;|\n]|[^'\"&|;\n]+|&")
+
+
 def _segments(command: str) -> list[str]:
     """The command split at unquoted `&&`, `||`, `;`, `|` and newlines."""
     out: list[str] = []
-    start, position = 0, 0
-    while position < len(command):
-        quoted = _QUOTED.match(command, position)
-        if quoted and command[position] in "'\"":
-            position = quoted.end()
-            continue
-        separator = _SEPARATOR.match(command, position)
-        if separator:
-            out.append(command[start:position])
-            position = start = separator.end()
-            continue
-        position += 1
-    out.append(command[start:])
+    current: list[str] = []
+    for piece in _PIECE.findall(command):
+        if piece in ("&&", "||", ";", "|", "\n"):
+            out.append("".join(current))
+            current = []
+        else:
+            current.append(piece)
+    out.append("".join(current))
     return [s.strip() for s in out if s.strip()]
 
 
@@ -172,8 +170,8 @@ def executed(command: str) -> str:
     """The parts of a shell command that run (see the module doc), joined by " ; "."""
 
     def heredoc(match: re.Match[str]) -> str:
-        before = command[: match.start()]
-        program, _ = _program(_segments(before)[-1] if _segments(before) else "")
+        before = _segments(command[: match.start()])
+        program, _ = _program(before[-1] if before else "")
         return match.group(0) if program in RUNNERS or program in _INTERPRETERS else " "
 
     command = _HEREDOC.sub(heredoc, command)
@@ -193,6 +191,7 @@ _INTERPRETERS = frozenset(
 )
 
 
+@lru_cache(maxsize=4096)
 def running_text(unit_text: str) -> str:
     """What a tool-call unit runs: its executed command for a shell tool, its input for other tools
     that act (an MCP database tool's query), nothing for tools that write files or only read."""
@@ -203,6 +202,7 @@ def running_text(unit_text: str) -> str:
     return "" if found in ("write", "read") else body
 
 
+@lru_cache(maxsize=4096)
 def editing_text(unit_text: str) -> str:
     """What a tool-call unit puts into code: a file-writing call's input unless it writes a document,
     plus what a shell call runs (`sed -i` into a test file)."""

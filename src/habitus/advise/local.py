@@ -64,6 +64,7 @@ CALIBRATED = "e5"
 WORD_COSINES = {"minilm": (0.55, 0.55, 0.3), "e5": (0.84, 0.88, 0.8)}  # trigger, evidence, violation
 TRIGGER_COS, EVIDENCE_COS, VIOLATION_COS = WORD_COSINES["minilm"]
 MAX_UNITS = 2_000
+MAX_WORD_UNITS = 8
 MAX_UNIT_CHARS = 400
 EXCERPT_CHARS = 140
 WINDOW_SLACK = 4
@@ -401,7 +402,11 @@ def review(
     agent_new = any(u.new and u.role != "user" for u in units)
     if embed is None or not (wanted_rules or (semantic and agent_new)):
         return _ordered(found)
-    wanted_units = sorted({u for r, u in pairs if r in wanted_rules} | set(semantic))
+    # The word rules' units, newest first, at most MAX_WORD_UNITS beside the judge's: embedding is the
+    # cost of a review (E5: tens of ms per unit), and the newest work is what a note is about.
+    worded = sorted({u for r, u in pairs if r in wanted_rules} - set(semantic), reverse=True)
+    wanted_units = sorted(set(worded[:MAX_WORD_UNITS]) | set(semantic))
+    pairs = [(r, u) for r, u in pairs if u in set(wanted_units)]
     extra = [Unit(judge.turn_text(units), "turn", True, False)] if semantic and agent_new else []
     conditions, behaviors, vectors = embed(
         [rule.habit for rule in every], [units[u] for u in wanted_units] + extra
