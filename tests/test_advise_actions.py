@@ -45,3 +45,10 @@ def test_word_cosines_are_per_model() -> None:
     assert local.word_cosines("e5@abc") == local.WORD_COSINES["e5"]
     assert local.word_cosines("minilm@abc") == local.WORD_COSINES["minilm"]
     assert local.word_cosines("mine@abc") == local.WORD_COSINES["minilm"]  # an added model
+
+
+def test_the_default_setting_finds_the_weights_and_cosines_of_its_model() -> None:
+    trained = next(k for k in judge._all_weights() if k.startswith("e5@"))
+    same = "default@" + trained.split("@", 1)[1]
+    assert judge.weights_for(same) is judge.weights_for(trained) is not None
+    assert local.word_cosines(same) == local.WORD_COSINES["e5"]

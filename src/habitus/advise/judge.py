@@ -311,9 +311,22 @@ def _all_weights() -> dict[str, Any]:
     return data.get("models", {}) if isinstance(data, dict) else {}
 
 
+def known_name(model_id: str) -> str:
+    """The packaged model's name for an id ("NAME@FINGERPRINT"): its own name, or the name weights were
+    trained under for the same fingerprint (the "default" setting is E5 under another name)."""
+    name, _, fingerprint = model_id.partition("@")
+    for trained in _all_weights():
+        other, _, same = trained.partition("@")
+        if fingerprint and same == fingerprint:
+            return other
+    return name
+
+
 def weights_for(model_id: str) -> dict[str, Any] | None:
-    """The trained scorer for this embedding model, or None (no semantic notes then)."""
-    entry = _all_weights().get(model_id)
+    """The trained scorer for this embedding model (or one of the same fingerprint: the same files and
+    manifest), or None (no semantic notes then)."""
+    fingerprint = model_id.partition("@")[2]
+    entry = _all_weights().get(model_id) or _all_weights().get(f"{known_name(model_id)}@{fingerprint}")
     if not isinstance(entry, dict) or entry.get("features") != list(FEATURES):
         return None
     return entry

