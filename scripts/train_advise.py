@@ -2,13 +2,13 @@
 
     .venv/bin/python scripts/train_advise.py [--model NAME] [--check]
 
-Reads labelled slices (tests/fixtures/advise/train.jsonl: written for training in eight languages, and
-cases.jsonl) with the 32 habits of tests/fixtures/select/habits.jsonl, all approved. Every (slice,
-habit) pair is one example: positive when the slice's expected findings hold that habit. A logistic
-regression (L2, Newton steps, numpy only) is fitted on the standardised features, and the threshold is
-chosen so that the training set raises no false note (see `choose_thresholds`). The result is written to
-src/habitus/advise/judge_weights.json under the model's id, beside the other models' weights.
-heldout.jsonl, fresh.jsonl and dev_multilingual.jsonl are never read here (dev figures come from them).
+Reads every labelled dev slice of tests/fixtures/advise (cases, train, heldout, fresh, dev_multilingual,
+law_dev; never a blind set) with the 32 habits of tests/fixtures/select/habits.jsonl, all approved. Every
+(slice, habit) pair is one example: positive when the slice's expected findings hold that habit. A logistic
+regression (L2, Newton steps, numpy only) is fitted on the standardised features, and the thresholds are
+chosen to find the most training notes with at most BUDGET false ones per slice (`choose_thresholds`).
+The result is written to src/habitus/advise/judge_weights.json under the model's id, beside the other
+models' weights. The dev figures come from scripts/cv_advise.py (cross-validation grouped by habit).
 """
 
 from __future__ import annotations
@@ -32,7 +32,12 @@ from habitus.models.embedders import load_embedder  # noqa: E402
 from habitus.state.root import StateRoot  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures"
-TRAIN = [FIXTURES / "advise" / "train.jsonl", FIXTURES / "advise" / "cases.jsonl"]
+# Every dev set: the scorer's figures come from habit-grouped cross-validation (scripts/cv_advise.py).
+TRAIN = [
+    FIXTURES / "advise" / f"{name}.jsonl"
+    for name in ("cases", "train", "heldout", "fresh", "dev_multilingual", "law_dev")
+]
+BUDGET = 0.02  # false training notes allowed per slice when choosing the thresholds
 CATALOG = FIXTURES / "select" / "habits.jsonl"
 OUT = REPO / "src" / "habitus" / "advise" / judge.WEIGHTS
 L2 = 1.0
@@ -137,7 +142,7 @@ def main() -> None:
     present = about > 0
     behaviour = stage(x[present, cut:], y[present], 1.0)
     weights = {"features": list(judge.FEATURES), "situation": situation, "behaviour": behaviour}
-    weights.update(choose_thresholds(x, y, allowed, weights, len(habits)))
+    weights.update(choose_thresholds(x, y, allowed, weights, len(habits), budget=int(BUDGET * len(cases))))
     situation_p, behaviour_p = judge.probabilities(x, weights)
     notes = [set() for _ in cases]
     for c in range(len(cases)):

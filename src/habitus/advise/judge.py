@@ -11,8 +11,11 @@ Per habit, two questions, answered from one batch of embeddings:
 
 These cosines, the word rules' own verdicts (habitus.advise.local.Rule: trigger, evidence, violation)
 and a doubt cue of the best trigger unit (a question, a negation, a hypothetical, in the supported
-languages) are the features of a logistic scorer trained on labelled slices
-(tests/fixtures/advise/train.jsonl and cases.jsonl, by scripts/train_advise.py). Its weights are data
+languages) are the features of a logistic scorer trained on the labelled dev slices of
+tests/fixtures/advise (scripts/train_advise.py; cross-validated by habit in scripts/cv_advise.py). Every
+unit is also compared with every habit: a habit counts by how far it stands above the others for that
+unit (some units are close to all habits), and a tool call is embedded with its actions in words
+(habitus.advise.actions). Its weights are data
 (judge_weights.json), one set per embedding model id: a model without weights gets no semantic notes
 (the word rules still run), because cosines of different models are not comparable.
 
@@ -51,6 +54,11 @@ SITUATION = (
     "turn_z",
     "turn_top",
     "whole_z",
+    "unit_whole_z",
+    "unit_cond_z",
+    "combined",
+    "combined_top",
+    "combined_margin",
     "rule_trigger",
     "doubt",
     "meta",
@@ -59,6 +67,9 @@ BEHAVIOUR = (
     "evidence",
     "evidence_z",
     "evidence_tool",
+    "evidence_unit_z",
+    "evidence_all",
+    "evidence_prose_z",
     "excess",
     "rule_evidence",
     "rule_violation",
@@ -106,6 +117,11 @@ def choose(units: list[Unit]) -> list[int]:
 
 
 def embed_text(unit: Unit) -> str:
+    """What is embedded for a unit: a tool call with its actions in words (habitus.advise.actions)."""
+    if unit.role == "tool":
+        from habitus.advise import actions
+
+        return actions.described(unit.text[:MAX_EMBED_CHARS])
     return unit.text[: TURN_CHARS if unit.role == "turn" else MAX_EMBED_CHARS]
 
 
@@ -113,9 +129,16 @@ def turn_text(units: list[Unit]) -> str:
     """The new work as one text: the request, then the tool calls and the agent's last words."""
     new = [u for u in units if u.new]
     parts = [u.text[:200] for u in new if u.role == "user"][:1]
-    parts += [u.text[:80] for u in new if u.role == "tool"][-4:]
+    parts += [_tool_words(u.text) for u in new if u.role == "tool"][-4:]
     parts += [u.text for u in new if u.role == "assistant"][-4:]
     return " ".join(parts)[:TURN_CHARS]
+
+
+def _tool_words(text: str) -> str:
+    from habitus.advise import actions
+
+    found = actions.of(text)
+    return text[:80] + (f" ({'; '.join(found)})" if found else "")
 
 
 @dataclass
@@ -205,6 +228,22 @@ def features(
     whole = conditions + behaviors  # the habit as a whole: its situation and what is done in it
     whole = whole / np.maximum(np.linalg.norm(whole, axis=1, keepdims=True), 1e-12)
     whole_z = _z(whole @ turn)
+    # Per unit, how far each habit stands above the others for it (a unit is about one situation, and
+    # some units are close to every habit): the best such standing over the new units, any side.
+    unit_whole = np.where(new[:, None], _z_rows(vectors @ whole.T), low).max(axis=0)
+    unit_cond = np.where(new[:, None], _z_rows(cond), low).max(axis=0)
+    combined = unit_whole + unit_cond + whole_z
+    combined_top = (combined >= combined.max()).astype(np.float64)
+    ordered = np.sort(combined)
+    runner_up = np.where(combined >= ordered[-1], ordered[-2] if n > 1 else ordered[-1], ordered[-1])
+    combined_margin = combined - runner_up  # how far it stands above the best other habit (or below the best)
+    beh_z = _z_rows(beh)
+    evidence_unit = np.where(agent[:, None], beh_z, low).max(axis=0) if agent.any() else np.zeros(n)
+    # The agent's own words may say the behaviour was done ("the query uses bound parameters"), even
+    # in the sentence that also shows the situation.
+    evidence_all = np.where(agent[:, None], beh, low).max(axis=0) if agent.any() else np.zeros(n)
+    prose = agent & ~tool
+    evidence_prose = np.where(prose[:, None], beh_z, low).max(axis=0) if prose.any() else np.zeros(n)
     meta = float(any(u.new and u.role != "tool" and _META.search(u.text) for u in units))
     for r, rule in enumerate(rules):
         avoid = 1.0 if rule.avoided else 0.0
@@ -219,12 +258,20 @@ def features(
             turn_z[r],
             turn_top[r],
             whole_z[r],
+            unit_whole[r],
+            unit_cond[r],
+            combined[r],
+            combined_top[r],
+            combined_margin[r],
             float(bool(words[r].triggers)),
             float(bool(trigger_unit and trigger_unit.prose and _DOUBT.search(trigger_unit.lowered))),
             meta,
             evidence[r],
             evidence_z[r],
             evidence_tool[r],
+            evidence_unit[r],
+            evidence_all[r],
+            evidence_prose[r],
             excess[r],
             float(words[r].evidence),
             float(words[r].violation_tool),
@@ -233,6 +280,16 @@ def features(
             avoid * excess[r],
         )
     return out, best, allowed
+
+
+def _z_rows(matrix: np.ndarray) -> np.ndarray:
+    """Each row standardised across its columns (a unit's cosines to every habit)."""
+    import numpy as np
+
+    if matrix.shape[1] < 2:
+        return np.zeros_like(matrix)
+    spread = np.maximum(matrix.std(axis=1, keepdims=True), 1e-6)
+    return (matrix - matrix.mean(axis=1, keepdims=True)) / spread
 
 
 def _z(values: np.ndarray) -> np.ndarray:
@@ -254,9 +311,22 @@ def _all_weights() -> dict[str, Any]:
     return data.get("models", {}) if isinstance(data, dict) else {}
 
 
+def known_name(model_id: str) -> str:
+    """The packaged model's name for an id ("NAME@FINGERPRINT"): its own name, or the name weights were
+    trained under for the same fingerprint (the "default" setting is E5 under another name)."""
+    name, _, fingerprint = model_id.partition("@")
+    for trained in _all_weights():
+        other, _, same = trained.partition("@")
+        if fingerprint and same == fingerprint:
+            return other
+    return name
+
+
 def weights_for(model_id: str) -> dict[str, Any] | None:
-    """The trained scorer for this embedding model, or None (no semantic notes then)."""
-    entry = _all_weights().get(model_id)
+    """The trained scorer for this embedding model (or one of the same fingerprint: the same files and
+    manifest), or None (no semantic notes then)."""
+    fingerprint = model_id.partition("@")[2]
+    entry = _all_weights().get(model_id) or _all_weights().get(f"{known_name(model_id)}@{fingerprint}")
     if not isinstance(entry, dict) or entry.get("features") != list(FEATURES):
         return None
     return entry

