@@ -3,7 +3,6 @@ the two dev sets written for them (tests/fixtures/analyze_classes, analyze_sessi
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -11,8 +10,7 @@ import pytest
 from conftest import REPO
 from habitus.learn import foreign, pasted
 from habitus.learn.text import read_message
-from test_analyze_eval import evaluate
-from test_fixture_data import check_conversation, keywords_match, meets_gate, read_jsonl
+from test_analyze_eval import check_labelled_set, evaluate
 
 CLASSES = REPO / "tests" / "fixtures" / "analyze_classes" / "labels.json"
 SESSIONS = REPO / "tests" / "fixtures" / "analyze_sessions" / "labels.json"
@@ -152,18 +150,7 @@ def test_a_rule_word_in_a_report_is_no_rule(message: str, rule: bool) -> None:
 
 @pytest.mark.parametrize("path", [CLASSES, SESSIONS], ids=["classes", "sessions"])
 def test_dev_set_shape(path: Path) -> None:
-    labels = json.loads(path.read_text(encoding="utf-8"))
-    assert sorted(c["file"] for c in labels["conversations"]) == sorted(
-        p.name for p in path.parent.glob("*.jsonl")
-    )
-    for conv in labels["conversations"]:
-        by_at = check_conversation(read_jsonl(path.parent / conv["file"]), conv["file"])
-        for habit in conv["habits"]:
-            assert set(habit["evidence_ats"]) <= set(by_at)
-            assert habit["stage"] == ("reviewable" if meets_gate(habit["evidence_ats"]) else "collecting")
-            assert keywords_match(habit["keywords"], habit["condition"] + " " + habit["behavior"])
-        for fact in conv["facts"]:
-            assert keywords_match(fact["keywords"], fact["content"])
+    check_labelled_set(path)
 
 
 @pytest.mark.parametrize("path", [CLASSES, SESSIONS], ids=["classes", "sessions"])

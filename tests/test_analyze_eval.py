@@ -24,6 +24,11 @@ def evaluate(labels: Path, *extra: str) -> dict:
 
 @pytest.mark.parametrize("path", [HELDOUT, BLIND], ids=["heldout", "blind"])
 def test_evaluation_set_shape(path: Path) -> None:
+    check_labelled_set(path)
+
+
+def check_labelled_set(path: Path) -> None:
+    """A labels.json names exactly the conversations beside it; every label's evidence and keywords hold."""
     labels = json.loads(path.read_text(encoding="utf-8"))
     assert labels["format"] == 1
     names = [c["file"] for c in labels["conversations"]]
