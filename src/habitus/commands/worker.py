@@ -127,7 +127,7 @@ def _worker_lock_held(root: StateRoot) -> bool:
         return False
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
+    except BlockingIOError:
         return True
     finally:
         os.close(fd)  # closing lets a shared probe lock go
@@ -136,23 +136,8 @@ def _worker_lock_held(root: StateRoot) -> bool:
 
 def _wait_gone(root: StateRoot, timeout: float = 5.0) -> None:
     """Return once the worker has let its lifetime lock go (it has closed its socket by then)."""
-    import fcntl
-    import os
     import time
 
-    from habitus.worker import LOCK_NAME
-
-    try:
-        fd = os.open(root.path / "locks" / LOCK_NAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return
-    try:
-        give_up = time.monotonic() + timeout
-        while time.monotonic() < give_up:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                return
-            except BlockingIOError:
-                time.sleep(0.01)
-    finally:
-        os.close(fd)
+    give_up = time.monotonic() + timeout
+    while _worker_lock_held(root) and time.monotonic() < give_up:
+        time.sleep(0.01)
