@@ -6,6 +6,8 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -143,3 +145,39 @@ def test_hook_settings_are_read_without_the_config_module(state_root: Path) -> N
     (state_root / "config.toml").write_bytes(b"\xff\xfe not toml")
     assert hookmode.read_settings(state_root).worker is True
     assert run(["config", "set", "hooks.budget_ms", "50"]).exit == 2  # below the minimum: refused
+
+
+@pytest.mark.parametrize(
+    "toml",
+    [
+        "hooks.budget_ms = 2500\nworker.enabled = false\nembed.threads = 2\n",  # dotted keys
+        "hooks = {budget_ms = 2500}\nworker = {enabled = false}\nembed = {threads = 2}\n",  # inline tables
+        '["hooks"]\nbudget_ms = 2500\n[ worker ]\nenabled = false\n[embed]\nthreads = 2\n',  # quoted, spaced
+        "[capture]\nenabled = true\n[hooks]\nbudget_ms = 2500\n[worker]\nenabled = false\n"
+        "[embed]\nthreads = 2\n",
+    ],
+)
+def test_every_spelling_of_the_hook_tables_is_read(state_root: Path, toml: str) -> None:
+    from habitus import hookmode
+
+    state_root.mkdir(exist_ok=True)
+    (state_root / "config.toml").write_text(toml)
+    got = hookmode.read_settings(state_root)
+    assert got.budget_ms == 2500
+    assert got.worker is False or "worker" not in toml
+    assert got.embed_threads == 2
+
+
+def test_a_config_without_hook_tables_is_answered_without_parsing_it(state_root: Path) -> None:
+    """The defaults, without importing tomllib (most of a warm hook's own start)."""
+    state_root.mkdir(exist_ok=True)
+    (state_root / "config.toml").write_text("[capture]\nenabled = true\n[advise]\nenabled = true\n")
+    probe = (
+        "import sys\nfrom habitus import hookmode\n"
+        f"s = hookmode.read_settings({str(state_root)!r})\n"
+        "print(s.budget_ms, s.worker, 'tomllib' in sys.modules)\n"
+    )
+    from habitus import hookmode
+
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, timeout=60, check=True)
+    assert done.stdout.split() == [str(hookmode.DEFAULT_BUDGET_MS).encode(), b"True", b"False"]

@@ -443,6 +443,14 @@ def preload(root: Path) -> None:
 
         load_embedder(StateRoot(root)).embed(["warm up"])
     with contextlib.suppress(Exception):
+        # advise's reviewer reads cosines of the model its thresholds were fitted on (MiniLM while the
+        # setting is "default"): loaded here once, not by each serving process on its first review.
+        from habitus.advise.local import CALIBRATED
+        from habitus.models.embedders import load_embedder
+        from habitus.state.root import StateRoot
+
+        load_embedder(StateRoot(root), calibrated=CALIBRATED).embed(["warm up"])
+    with contextlib.suppress(Exception):
         importlib.import_module("habitus.memory.index")
         importlib.import_module("habitus.advise.hook")
         importlib.import_module("habitus.capture")
