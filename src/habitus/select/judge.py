@@ -96,7 +96,7 @@ def analyse(prompt: str, context: list[str] | tuple[str, ...] = ()) -> Query:
     units = list(text.clauses(unquoted))
     if len(units) > MAX_CLAUSES:
         units = units[:3] + units[3 - MAX_CLAUSES :]
-    if follow.kind in ("confirm", "continue"):
+    if follow.kind == "continue":
         units = [follow.clause()]
     return Query(prompt, tuple(context), unquoted, quoted, meta, tuple(units), follow)
 
@@ -106,11 +106,13 @@ def _accepted(prompt: str, context: tuple[str, ...], offered: followup.Offer, re
     of it live: the user asked for it now), and then the reply's own request when it adds one ("yes,
     and open a PR too"). The whole text read is the offer with what its pronoun names."""
     own, quoted = text.unquote(bounded(rest)) if rest else ("", 0)
-    units = [replace(u, mood="request") for u in text.clauses(offered.action)]
+    # the offered action, with what its pronoun names, is one request; the whole text read is the action
+    lead = text.first_action(offered.action)
+    offered_units = [text.Clause(offered.text, "request", lead)] if offered.referent else text.clauses(offered.action)
+    units = [replace(u, mood="request") for u in offered_units]
     units += text.clauses(own) if own else []
-    whole = offered.text + (f". {own}" if own else "")
-    action = text.first_action(offered.action)
-    follow = text.Followup("confirm", offered.action, action, offered.action)
+    whole = offered.action + (f". {own}" if own else "")
+    follow = text.Followup("confirm", offered.action, lead, offered.action)
     return Query(prompt, context, whole, quoted, text.is_meta(whole), tuple(units[:MAX_CLAUSES]), follow)
 
 
