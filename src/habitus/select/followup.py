@@ -278,9 +278,14 @@ def _offered(sentence: str) -> str | None:
     if found.end() == found.start():  # a marker that is the sentence's own shape: all of it
         return _TRAILING.sub("", sentence).strip()
     if re.search(r"\w{2}", after):
-        return after
+        return _QUESTION.sub("", after)
     before = sentence[: found.start()].strip(" ,:")
-    return _TRAILING.sub("", sentence).strip() if re.search(r"\w", before) else ""
+    return _QUESTION.sub("", _TRAILING.sub("", sentence).strip()) if re.search(r"\w", before) else ""
+
+
+# A question particle that ends an offer written action-first ("書きましょうか" -> "書きましょう",
+# "写提交信息吗" -> "写提交信息"): without it the offer reads as the request the user accepted.
+_QUESTION = re.compile(r"(?:(?<=しょう)|(?<=ます))か$|[吗呢]$")
 
 
 # Words that point back at what the sentence before named.
