@@ -11,10 +11,10 @@ import orjson
 import pytest
 
 from conftest import run
-from select_helpers import COMMIT, DELETE, declare_all, hook_event, injected
 from habitus.harness.events import parse_event
 from habitus.select import followup, judge
 from habitus.select.hook import TAIL_BYTES, context_of
+from select_helpers import COMMIT, DELETE, declare_all, hook_event, injected
 
 
 @pytest.mark.parametrize(
@@ -97,8 +97,8 @@ def test_an_acceptance_can_add_a_request_of_its_own() -> None:
         ("I can write the reverse migration. Should I?", "write the reverse migration"),
         ("Alles grün. Soll ich die Commit-Nachricht schreiben?", "die Commit-Nachricht schreiben"),
         ("¿Quieres que resuelva los conflictos en models.py?", "resuelva los conflictos en models.py"),
-        ("修正しました。コミットメッセージも書きましょうか？", "コミットメッセージも書きましょうか"),
-        ("要我创建一个新的 git 分支吗？", "创建一个新的 git 分支吗"),
+        ("修正しました。コミットメッセージも書きましょうか？", "コミットメッセージも書きましょう"),
+        ("要我创建一个新的 git 分支吗？", "创建一个新的 git 分支"),
         ("Готово. Написать сообщение коммита?", "Написать сообщение коммита"),
         ("Want me to add `httpx` as a dependency?", "add httpx as a dependency"),
     ],
@@ -119,7 +119,10 @@ def test_a_report_offers_nothing(message: str) -> None:
 
 
 def test_the_judge_reads_an_accepted_offer_as_a_live_request() -> None:
-    context = ["add tests for the retry helper", "Done, all green. I could also write the migration for it if you like."]
+    context = [
+        "add tests for the retry helper",
+        "Done, all green. I could also write the migration for it if you like.",
+    ]
     query = judge.analyse("sí, por favor", context)
     assert query.followup.kind == "confirm" and query.unquoted == "write the migration for it"
     assert [u.mood for u in query.units] == ["request"]  # "if you like" does not make it hypothetical
@@ -189,13 +192,19 @@ def test_claude_code_yes_please_after_an_offer_injects_the_offered_habit(tmp_pat
 def test_the_hook_reads_a_bounded_redacted_tail(tmp_path: Path) -> None:
     transcript = _transcript(tmp_path / "s.jsonl", REPORT + "Want me to commit this?", before=4 * TAIL_BYTES)
     assert transcript.stat().st_size > 4 * TAIL_BYTES
-    event = parse_event("claude-code", {**hook_event("claude-code", "ok"), "transcript_path": str(transcript)})
+    event = parse_event(
+        "claude-code", {**hook_event("claude-code", "ok"), "transcript_path": str(transcript)}
+    )
     context = context_of(event)
     assert context and context[-1].endswith("Want me to commit this?")
     assert all(len(m) <= 300 for m in context)
     assert "dev@example.com" not in " ".join(context)  # redacted before the judge reads it
     assert not any("early prompt 1:" in m for m in context)  # only the tail was read
-    long = parse_event("claude-code", {**hook_event("claude-code", "x" * 200), "transcript_path": str(transcript)})
+    long = parse_event(
+        "claude-code", {**hook_event("claude-code", "x" * 200), "transcript_path": str(transcript)}
+    )
     assert context_of(long) == []  # too long to be a reply: the transcript is not read
-    gone = parse_event("claude-code", {**hook_event("claude-code", "ok"), "transcript_path": str(tmp_path / "no")})
+    gone = parse_event(
+        "claude-code", {**hook_event("claude-code", "ok"), "transcript_path": str(tmp_path / "no")}
+    )
     assert context_of(gone) == []  # unreadable: the prompt is judged alone

@@ -108,7 +108,9 @@ def _accepted(prompt: str, context: tuple[str, ...], offered: followup.Offer, re
     own, quoted = text.unquote(bounded(rest)) if rest else ("", 0)
     # the offered action, with what its pronoun names, is one request; the whole text read is the action
     lead = text.first_action(offered.action)
-    offered_units = [text.Clause(offered.text, "request", lead)] if offered.referent else text.clauses(offered.action)
+    offered_units = (
+        [text.Clause(offered.text, "request", lead)] if offered.referent else text.clauses(offered.action)
+    )
     units = [replace(u, mood="request") for u in offered_units]
     units += text.clauses(own) if own else []
     whole = offered.action + (f". {own}" if own else "")
