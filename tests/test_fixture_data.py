@@ -181,6 +181,16 @@ def test_blind_set(cases: list[dict[str, Any]], habits: list[dict[str, Any]]) ->
     assert set(used) == {h["id"] for h in habits}
 
 
+def test_followup_dev_set(habits: list[dict[str, Any]]) -> None:
+    """dev_followup.jsonl: follow-ups only, both sides of the rule, at least six languages."""
+    rows = read_jsonl(SELECT / "dev_followup.jsonl")
+    check_case_shape(rows, habits, r"f\d{3}")
+    check_labels(rows)
+    assert len(rows) >= 60 and {c["category"] for c in rows} == {"followup"}
+    languages = {c["note"].split(":")[0] for c in rows}
+    assert len(languages) >= 6, languages
+
+
 # ---------------------------------------------------------------------------------------------- analyze
 
 

@@ -240,13 +240,14 @@ def test_conditions_and_verb_classes() -> None:
 
 def test_follow_up_recognition() -> None:
     context = ["Want me to open a pull request?"]
-    assert text.followup("sure, go ahead", context).kind == "confirm"
-    assert text.followup("sure, go ahead", context).action == "open"
-    assert text.followup("not yet", context).kind == "reject"
+    accepted = judge.analyse("sure, go ahead", context)
+    assert accepted.followup.kind == "confirm" and accepted.followup.action == "open"
+    assert accepted.unquoted == "open a pull request" and accepted.units[0].mood == "request"
+    assert judge.analyse("not yet", context).followup.kind == "reject"
     assert text.followup("handle them", ["There are merge conflicts."]).action == "fix"
     assert text.followup("same for the light theme", ["I defined the dark theme."]).kind == "continue"
     assert text.followup("carry on with the docs", context).kind == "none"
-    assert text.needs_context("yes, do that") and not text.needs_context("write the release notes for 2.0")
+    assert judge.analyse("carry on with the docs", context).followup.kind == "none"
 
 
 def test_object_words() -> None:

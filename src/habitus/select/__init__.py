@@ -84,9 +84,17 @@ def check_request(request: dict[str, Any]) -> tuple[str, list[str]]:
 
 
 def clip_context(messages: list[str]) -> list[str]:
-    """The last MAX_CONTEXT non-empty messages, each cut to MAX_CONTEXT_CHARS."""
-    kept = [m.strip()[:MAX_CONTEXT_CHARS] for m in messages if m and m.strip()]
+    """The last MAX_CONTEXT non-empty messages, each cut to MAX_CONTEXT_CHARS: a longer one keeps its
+    start and its end (where an agent's offer, "Want me to commit this?", usually is)."""
+    kept = [_clip(m.strip()) for m in messages if m and m.strip()]
     return kept[-MAX_CONTEXT:]
+
+
+def _clip(message: str) -> str:
+    if len(message) <= MAX_CONTEXT_CHARS:
+        return message
+    head = MAX_CONTEXT_CHARS // 3
+    return message[:head] + " … " + message[-(MAX_CONTEXT_CHARS - head - 3) :]
 
 
 def guidance(habits: list[ActiveHabit]) -> str:

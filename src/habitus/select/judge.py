@@ -17,11 +17,11 @@ and must answer `select-judgment.v1` covering every alias exactly once; anything
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from habitus.errors import HabitusError
-from habitus.select import text
+from habitus.select import followup, text
 
 if TYPE_CHECKING:
     import numpy as np
@@ -84,17 +84,38 @@ def bounded(prompt: str, limit: int = MAX_TEXT) -> str:
 
 
 def analyse(prompt: str, context: list[str] | tuple[str, ...] = ()) -> Query:
+    answer = followup.reply(prompt) if context else followup.Reply("none")
+    offered = followup.offer(context[-1]) if answer.kind == "accept" else None
+    if offered is not None:
+        return _accepted(prompt, tuple(context), offered, answer.rest)
     # quotes and pastes out first (within MAX_SCAN), so that the user's own words stay in MAX_TEXT
     unquoted, quoted = text.unquote(bounded(prompt, MAX_SCAN))
     unquoted = bounded(unquoted)
     meta = text.is_meta(unquoted)
-    follow = text.followup(unquoted, list(context))
+    follow = text.Followup("reject") if answer.kind == "decline" else text.followup(unquoted, list(context))
     units = list(text.clauses(unquoted))
     if len(units) > MAX_CLAUSES:
         units = units[:3] + units[3 - MAX_CLAUSES :]
-    if follow.kind in ("confirm", "continue"):
+    if follow.kind == "continue":
         units = [follow.clause()]
     return Query(prompt, tuple(context), unquoted, quoted, meta, tuple(units), follow)
+
+
+def _accepted(prompt: str, context: tuple[str, ...], offered: followup.Offer, rest: str) -> Query:
+    """An acceptance of the agent's last offer, read as a request for the offered action (every clause
+    of it live: the user asked for it now), and then the reply's own request when it adds one ("yes,
+    and open a PR too"). The whole text read is the offer with what its pronoun names."""
+    own, quoted = text.unquote(bounded(rest)) if rest else ("", 0)
+    # the offered action, with what its pronoun names, is one request; the whole text read is the action
+    lead = text.first_action(offered.action)
+    offered_units = (
+        [text.Clause(offered.text, "request", lead)] if offered.referent else text.clauses(offered.action)
+    )
+    units = [replace(u, mood="request") for u in offered_units]
+    units += text.clauses(own) if own else []
+    whole = offered.action + (f". {own}" if own else "")
+    follow = text.Followup("confirm", offered.action, lead, offered.action)
+    return Query(prompt, context, whole, quoted, text.is_meta(whole), tuple(units[:MAX_CLAUSES]), follow)
 
 
 @dataclass

@@ -575,15 +575,10 @@ def leading_action(text: str) -> str | None:
 
 
 # -- follow-ups -----------------------------------------------------------------------------------
+# An acceptance of the agent's offer ("yes please", "sí, adelante") is read in every language by
+# `habitus.select.followup`; what stays here are the English continuations that name their own verb or
+# object ("handle them", "same for the light theme") and the English rejections.
 
-_CONFIRM = re.compile(
-    r"^\s*(?:(?:yes|yeah|yep|yup|sure|ok|okay|k|fine|great|good|perfect|cool|alright|right|correct|"
-    r"absolutely|definitely|please|pls|go|go\s+ahead|go\s+for\s+it|do\s+it|do\s+that|do\s+so|"
-    r"please\s+do|sounds\s+good|lgtm|ship\s+it|proceed|continue|carry\s+on|ja|sí|si|vale|klar|"
-    r"makes\s+sense|that\s+works|let'?s\s+do\s+(?:it|that)|do\s+(?:it|them|that|those|this)|"
-    r"thanks?|thank\s+you)\b[\s,.!]*)+$",
-    re.IGNORECASE,
-)
 _REJECT = re.compile(
     r"^\s*(?:no|nope|nah|not\s+yet|not\s+now|don'?t|do\s+not|never\s*mind|stop|wait|hold\s+on|"
     r"leave\s+it|skip\s+it|nein|no,)\b",
@@ -598,17 +593,12 @@ _PRONOUN_REQUEST = re.compile(
     r"(?P<verb>[a-z][a-z-]+(?:\s+(?:up|out|in|through))?)\s+(?:it|them|that|those|this|these)\b[\s.!]*$",
     re.IGNORECASE,
 )
-_OFFER = re.compile(
-    r"(?:(?:do\s+you\s+)?want\s+me\s+to|shall\s+i|should\s+i|may\s+i|ok(?:ay)?\s+to|can\s+i|"
-    r"i\s+could(?:\s+also)?|i\s+can(?:\s+also)?|would\s+you\s+like\s+me\s+to|let\s+me)\s+(?P<act>[^?.!\n]+)",
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True)
 class Followup:
-    """What a short follow-up prompt refers to. `kind`: confirm, reject, continue, or none; `request`
-    the borrowed request and `action` its verb class."""
+    """What a short follow-up prompt refers to. `kind`: confirm (an accepted offer), reject, continue,
+    or none; `request` the borrowed request and `action` its verb class."""
 
     kind: str
     request: str = ""
@@ -620,11 +610,12 @@ class Followup:
 
 
 def followup(prompt: str, context: list[str]) -> Followup:
-    """Resolve "yes, do that" / "handle them" / "same for X" against the prior messages.
+    """Resolve "handle them" / "same for X" against the prior messages (an acceptance of an offer is
+    `habitus.select.followup`'s).
 
-    Only a prompt that confirms or continues, with no content of its own beyond a pronoun, borrows
-    its request from the context; a rejection or deferral never does, and a prompt with its own
-    object is judged on its own.
+    Only a prompt that continues, with no content of its own beyond a pronoun, borrows its request from
+    the context; a rejection or deferral never does, and a prompt with its own object is judged on its
+    own.
     """
     if not context:
         return Followup("none")
@@ -632,14 +623,9 @@ def followup(prompt: str, context: list[str]) -> Followup:
     if _REJECT.match(text):
         return Followup("reject")
     last = unquote(context[-1])[0]
-    offer = _offered(last)
-    action = first_action(offer or last)
-    if _CONFIRM.match(text):
-        # the offered action first, the whole message after it for what "this"/"them" refers to
-        return Followup("confirm", f"{offer} ({last})" if offer else last, action, offer)
     same = _SAME.match(text)
     if same:
-        return Followup("continue", f"{last} {same.group(1)}", action)
+        return Followup("continue", f"{last} {same.group(1)}", first_action(last))
     pron = _PRONOUN_REQUEST.match(text)
     if pron:
         verb = verb_class(pron.group("verb"))
@@ -648,23 +634,10 @@ def followup(prompt: str, context: list[str]) -> Followup:
     return Followup("none")
 
 
-def needs_context(prompt: str) -> bool:
-    """Whether the prompt could be a follow-up that only the prior messages explain (cheap check, so
-    that hooks read a transcript only when it can matter)."""
-    text = prompt.strip()
-    return len(text) <= 80 and bool(_CONFIRM.match(text) or _SAME.match(text) or _PRONOUN_REQUEST.match(text))
-
-
 def first_action(text: str) -> str | None:
     """The class of the first known verb in text (an offer or a report of what was done)."""
     found = _verb_index()[1].search(text.lower())
     return _verb_index()[0][found.group(1)] if found else None
-
-
-def _offered(message: str) -> str | None:
-    """The action an assistant message offers ("Want me to commit this?" -> "commit this")."""
-    offers = list(_OFFER.finditer(message))
-    return offers[-1].group("act").strip() if offers else None
 
 
 # -- objects --------------------------------------------------------------------------------------
