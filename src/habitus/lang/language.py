@@ -4,10 +4,12 @@
 "russian"; another script by its name, e.g. "greek"); `is_english(text)` is whether English-only rules
 and models may read it. The guess never refuses a text; it picks stop words, a stemmer, rules.
 
-- Scripts first: kana is Japanese, Hangul Korean, Han characters Chinese, Cyrillic Russian.
-- Latin script: what a person types in their own language votes, what a machine wrote does not.
-  Code spans, URLs, paths, dotted and snake_case or camelCase names, flags and e-mail addresses are
-  removed first ("os" of os.path is no Portuguese article, "del" of `del cache[k]` no Spanish one).
+- What a person typed votes, what a machine wrote does not: pasted lines (habitus.lang.pasted: logs,
+  traces, code) are left out first, while anything else is left.
+- Scripts next: kana is Japanese, Hangul Korean, Han characters Chinese, Cyrillic Russian.
+- Latin script: code spans, URLs, paths, dotted, snake_case and camelCase names, hashes, flags and
+  e-mail addresses are removed ("os" of os.path is no Portuguese article, "del" of del_cache no
+  Spanish one).
   Then each language scores its function words (habitus.lang.words.STOP_WORDS, English with a few
   more: "over", "so", "am" are English words too), an English contraction ("don't", "it's") scores
   two for English, and a word with letters English does not use (ä ß ñ ç ã é ...) scores one for each
@@ -21,6 +23,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from habitus.lang import pasted
 from habitus.lang.words import STOP_WORDS, stem, tokens, word_set
 
 ENGLISH = "english"
@@ -106,10 +109,11 @@ _ACCENTED = re.compile("[" + "".join(sorted(set("".join(_LETTERS.values())))) + 
 @lru_cache(maxsize=4096)
 def language_of(text: str) -> str:
     """The text's language (see the module docstring): English when nothing says otherwise."""
+    typed = pasted.cut(text)[0]
     for name, script in _SCRIPTS:
-        if script.search(text):
+        if script.search(typed):
             return name
-    prose = _MACHINE.sub(" ", _MACHINE_CASED.sub(" ", text))
+    prose = _MACHINE.sub(" ", _MACHINE_CASED.sub(" ", typed))
     found = tokens(prose)
     scores = {
         name: sum(1 for w in found if w in stop or w in _MORE.get(name, ()))
