@@ -237,7 +237,7 @@ def _zero(values, zeroed):  # type: ignore[no-untyped-def]
 
 def out_of_fold(habits, prepared, *, zeroed=()):  # type: ignore[no-untyped-def]
     """Per case: (read as English, [(habit id, probability)]) from a gate fitted on the other folds."""
-    from habitus.lang.words import language_of
+    from habitus.lang.language import is_english
     from habitus.select import judge
 
     out = {}
@@ -249,7 +249,7 @@ def out_of_fold(habits, prepared, *, zeroed=()):  # type: ignore[no-untyped-def]
             rows = judge.candidates(
                 habits, item.query, item.found, live_model=model.live, reference=REFERENCE
             )
-            english = language_of(item.query.unquoted) == "english"  # as the gate's "english" feature
+            english = is_english(item.query.unquoted)  # as the gate's "english" feature
             out[item.case.id] = (
                 english,
                 [(habits[item.found.picked[j]].id, model.probability(_zero(v, zeroed))) for j, v, _ in rows],

@@ -138,7 +138,7 @@ def main() -> None:
         "--grid", action="store_true", help="also sweep the BM25 share, RRF constant, weights"
     )
     args = parser.parse_args()
-    from habitus.memory.embedding import english
+    from habitus.lang.language import is_english as english
     from habitus.memory.evaluate import load_memories, load_queries
 
     for set_name in args.sets.split(","):

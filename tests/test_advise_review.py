@@ -294,3 +294,48 @@ def test_the_hook_path_stays_light(state_root: Path) -> None:
     review(pair("warm up", session="l"))
     assert loaded({"hook_event_name": "UserPromptSubmit", "session_id": "l", "prompt": "hi"}) == ""
     assert loaded(stop) == ""  # no habits: a review without the embedding model
+
+
+def test_a_second_review_reads_the_habit_vectors_it_cached(
+    state_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """advise judges with MiniLM while select's vectors are the default model's: the first review embeds
+    the habits and caches them under MiniLM's id, so a later process never embeds them again."""
+    from habitus.embed import engine
+
+    enable(state_root)
+    declare(**RELEASE)
+    embedded: list[str] = []
+    for cls in (engine.OnnxEmbedder, engine.E5Embedder):
+        original = cls.embed
+        monkeypatch.setattr(
+            cls,
+            "embed",
+            lambda self, texts, *a, _o=original, **k: (embedded.extend(texts), _o(self, texts, *a, **k))[1],
+        )
+    review(pair(CLAIM))
+    assert any("release" in text.lower() and "ready" in text.lower() for text in embedded)  # the condition
+    conn = sqlite3.connect(state_root / "ledger.sqlite")
+    models = {row[0].partition("@")[0] for row in conn.execute("SELECT model_id FROM habit_vectors")}
+    conn.close()
+    assert "minilm" in models
+    embedded.clear()
+    assert review(pair(CLAIM, session="s2"))["note"] is not None  # still judged, from the cache
+    assert not any(RELEASE["condition"].removeprefix("When ") in text for text in embedded)
+    assert embedded  # the new work itself is embedded
+
+
+def test_a_ledger_busy_with_another_writer_still_gets_a_review(
+    state_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from habitus.errors import HabitusError
+    from habitus.habits import vectors
+
+    enable(state_root)
+    declare(**RELEASE)
+
+    def locked(*_args: object) -> None:
+        raise HabitusError("state_locked", "ledger.sqlite: locked")
+
+    monkeypatch.setattr(vectors, "cached", locked)
+    assert review(pair(CLAIM))["note"] is not None  # vectors computed in memory; cached next time

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from habitus.learn import foreign, pasted
+from habitus.lang import pasted
+from habitus.learn import foreign
 from habitus.learn.text import read_message
 from test_analyze_eval import check_labelled_set, evaluate
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from habitus.lang import grammar, words
+from habitus.lang import grammar, language, words
 from habitus.learn import phrasing
 from habitus.learn.text import VERBS
 from habitus.select import judge, text
@@ -77,15 +77,15 @@ def test_tokens_and_languages() -> None:
     assert words.tokens("Fix the Bug, don’t wait") == ["fix", "the", "bug", "don't", "wait"]
     assert words.tokens("コミット") == ["コミ", "ミッ", "ット"]
     assert words.tokens("修") == ["修"]
-    assert words.language_of("Kannst du bitte die Tests laufen lassen?") == "german"
-    assert words.language_of("por favor arregla el error de la base de datos") == "spanish"
-    assert words.language_of("corrige le bug dans le parseur stp") == "french"
-    assert words.language_of("исправь ошибку") == "russian"
-    assert words.language_of("テストを書いて") == "japanese"
-    assert words.language_of("修复这个错误") == "chinese"
-    assert words.language_of("fix the bug") == "english"
-    assert words.language_of("") == "english"
-    assert "die" not in words.content_stems("Bitte die Tests reparieren")
+    assert language.language_of("Kannst du bitte die Tests laufen lassen?") == "german"
+    assert language.language_of("por favor arregla el error de la base de datos") == "spanish"
+    assert language.language_of("corrige le bug dans le parseur stp") == "french"
+    assert language.language_of("исправь ошибку") == "russian"
+    assert language.language_of("テストを書いて") == "japanese"
+    assert language.language_of("修复这个错误") == "chinese"
+    assert language.language_of("fix the bug") == "english"
+    assert language.language_of("") == "english"
+    assert "die" not in language.content_stems("Bitte die Tests reparieren")
 
 
 def test_rooms_share_the_stop_words() -> None:

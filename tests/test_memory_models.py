@@ -10,6 +10,7 @@ import pytest
 
 import memory_helpers
 from habitus.embed import registry
+from habitus.lang.language import is_english
 from habitus.memory import embedding, vectors
 from memory_helpers import mem, retain
 from test_memory_hybrid import CORPUS, fill, vector_rows
@@ -157,4 +158,4 @@ def test_index_vectors_with_a_model_that_does_not_load_changes_nothing(
     ],
 )
 def test_which_texts_the_english_only_model_judges(text: str, english: bool) -> None:
-    assert embedding.english(text) is english
+    assert is_english(text) is english

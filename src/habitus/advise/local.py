@@ -47,13 +47,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from habitus.advise.notes import STOP_WORDS, stem, word_set
+from habitus.errors import HabitusError
 
 if TYPE_CHECKING:
     import numpy as np
 
     from habitus.advise.slice import Slice
     from habitus.habits.law import Law
-    from habitus.habits.store import ActiveHabit
+    from habitus.habits.store import ActiveHabit, Ledger
 
 # Under the "default" setting the reviewer keeps all-MiniLM-L6-v2 (habitus.models.embedders.load_embedder's
 # `calibrated`). multilingual-e5-small found 3 more of 111 dev findings in habit-grouped cross-validation
@@ -507,11 +508,12 @@ def _habit_note(rule: Rule, trigger: Unit, violation: Unit | None, score: float)
 
 
 class Embedding:
-    """An `embed` callable for `review` backed by the configured embedding model and the cached habit
-    vectors (computed in memory for any habit that lacks them). The model loads on first use."""
+    """An `embed` callable for `review` backed by the configured embedding model and the habit vectors
+    cached in the ledger under that model's id (embedded and cached for any habit that lacks them, so
+    the next review reads them). The model loads on first use."""
 
-    def __init__(self, root: Any, conn: Any) -> None:
-        self.root, self.conn = root, conn
+    def __init__(self, root: Any, ledger: Ledger | None) -> None:
+        self.root, self.ledger = root, ledger
         self._embedder: Any = None
 
     @property
@@ -541,15 +543,17 @@ class Embedding:
         from habitus.advise.judge import embed_text
         from habitus.habits import vectors
 
+        assert self.ledger is not None, "reviewing needs the ledger"
         embedder = self.embedder
         rows = [{"id": h.id, "condition": h.condition, "behavior": h.behavior} for h in habits]
-        cached = vectors.load(self.conn, rows, embedder.model_id, embedder.dims)
-        missing = [h for h in habits if h.id not in cached]
-        if missing:
-            texts = [vectors.field_input(f, getattr(h, f)) for h in missing for f in vectors.FIELDS]
-            matrix = embedder.embed(texts)
-            for i, h in enumerate(missing):
-                cached[h.id] = {"condition": matrix[2 * i], "behavior": matrix[2 * i + 1]}
+        try:
+            cached, _ = vectors.cached(self.ledger, embedder, rows)
+        except HabitusError as exc:
+            if exc.code != "state_locked":
+                raise
+            # another writer holds the ledger: review with vectors computed here, cache them next time
+            cached = vectors.load(self.ledger.conn, rows, embedder.model_id, embedder.dims)
+            cached.update(vectors.embedded(embedder, [h for h in rows if h["id"] not in cached]))
         conditions = np.stack([cached[h.id]["condition"] for h in habits]).astype(np.float32)
         behaviors = np.stack([cached[h.id]["behavior"] for h in habits]).astype(np.float32)
         return conditions, behaviors, embedder.embed([embed_text(u) for u in units])

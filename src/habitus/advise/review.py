@@ -185,7 +185,7 @@ def run(
 
             law = load_law(root)
             habits = active_habits(conn, law, repo=repo_of(source.cwd))
-            candidates.extend(local.review(s, habits, law, embed=local.Embedding(root, conn)))
+            candidates.extend(local.review(s, habits, law, embed=local.Embedding(root, ledger)))
             outcome.reviewers["local"] = {"status": "ok", "habits": len(habits)}
         except HabitusError as exc:
             if exc.code not in LOCAL_FAILURES:

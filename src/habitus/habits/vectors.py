@@ -131,33 +131,42 @@ def load(
 
 def ensure(ledger: Ledger, embedder: Embedder, habits: list[dict[str, Any]]) -> int:
     """Embed and store the vectors these habits (and their examples) lack for `embedder`'s model;
-    returns how many habits were (re)embedded. Embedding happens outside the transaction; the write
-    re-checks each habit's wording and skips any that changed meanwhile."""
+    returns how many habits were (re)embedded."""
     from habitus.habits import examples
 
     examples.ensure_vectors(ledger, embedder, [h["id"] for h in habits])
+    return cached(ledger, embedder, habits)[1]
+
+
+def embedded(embedder: Embedder, habits: list[dict[str, Any]]) -> dict[str, dict[str, np.ndarray]]:
+    """habit id -> field -> vector, embedded now in one batch (nothing read or stored)."""
+    if not habits:
+        return {}
+    matrix = embedder.embed([field_input(f, h[f]) for h in habits for f in FIELDS])
+    return {
+        h["id"]: {f: matrix[len(FIELDS) * i + j] for j, f in enumerate(FIELDS)} for i, h in enumerate(habits)
+    }
+
+
+def cached(
+    ledger: Ledger, embedder: Embedder, habits: list[dict[str, Any]]
+) -> tuple[dict[str, dict[str, np.ndarray]], int]:
+    """habit id -> field -> vector of these habits for `embedder`'s model, and how many habits' vectors
+    were stored now: current vectors are read, the others embedded outside any transaction and stored in a
+    short one, whose write re-checks each habit's wording (one reworded meanwhile is returned, not
+    stored)."""
     have = load(ledger.conn, habits, embedder.model_id, embedder.dims)
     todo = [h for h in habits if h["id"] not in have]
     if not todo:
-        return 0
-    texts = [field_input(f, h[f]) for h in todo for f in FIELDS]
-    matrix = embedder.embed(texts)
+        return have, 0
+    have.update(embedded(embedder, todo))
     prepared = {
         h["id"]: Prepared(
             embedder.model_id,
             embedder.dims,
-            {
-                "condition": (
-                    field_checksum("condition", h["condition"]),
-                    matrix[2 * i].astype("<f4").tobytes(),
-                ),
-                "behavior": (
-                    field_checksum("behavior", h["behavior"]),
-                    matrix[2 * i + 1].astype("<f4").tobytes(),
-                ),
-            },
+            {f: (field_checksum(f, h[f]), have[h["id"]][f].astype("<f4").tobytes()) for f in FIELDS},
         )
-        for i, h in enumerate(todo)
+        for h in todo
     }
     written = 0
     with ledger.tx():
@@ -167,7 +176,7 @@ def ensure(ledger: Ledger, embedder: Embedder, habits: list[dict[str, Any]]) -> 
                 continue
             store(ledger.conn, habit_id, vectors)
             written += 1
-    return written
+    return have, written
 
 
 def condition_matrix(

@@ -1,8 +1,8 @@
 """Tokens, stems and stop words, for every language habitus reads.
 
 `stem(word, language)` is the Snowball stemmer of that language (English also folds common irregular
-verbs first: "wrote" -> "write"); it is cached per word. `language_of(text)` is a cheap guess from the
-script and from stop-word hits, enough to pick a stemmer; it is never used to refuse a text.
+verbs first: "wrote" -> "write"); it is cached per word. Which language a text is in is
+habitus.lang.language's guess.
 """
 
 from __future__ import annotations
@@ -146,7 +146,6 @@ LATIN_WORD = re.compile(r"[a-z][a-z'’-]*|\d+", re.IGNORECASE)
 # Letters of any script; Chinese, Japanese and Korean runs are cut into character bigrams by `tokens`.
 _TOKEN = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*|\d+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
-_CYRILLIC = re.compile(r"[\u0400-\u04ff]")
 
 
 def words(text: str) -> list[str]:
@@ -196,28 +195,3 @@ def stem(word: str, language: str = "english") -> str:
             return word
     stemmer = _stemmer(language)
     return stemmer.stemWord(word) if stemmer is not None and word else word
-
-
-def language_of(text: str) -> str:
-    """A cheap guess: "japanese"/"chinese" by script, "russian" for Cyrillic, else the language whose
-    stop words the text uses most (English when none or a tie)."""
-    if re.search(r"[\u3040-\u30ff]", text):
-        return "japanese"
-    if _CJK.search(text):
-        return "chinese"
-    if _CYRILLIC.search(text):
-        return "russian"
-    found = words(text) + [w for w in tokens(text) if not w.isascii()]
-    best, hits = "english", 0
-    for language, stop in STOP_WORDS.items():
-        count = sum(1 for w in found if w in stop)
-        if count > hits:
-            best, hits = language, count
-    return best
-
-
-def content_stems(text: str, language: str | None = None) -> list[str]:
-    """Stems of the text's words that are not stop words of its language (guessed when not given)."""
-    language = language or language_of(text)
-    stop = STOP_WORDS.get(language, frozenset())
-    return [stem(w, language) for w in tokens(text) if w not in stop]

@@ -18,7 +18,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from habitus.lang.words import STOP_WORDS, language_of, tokens
+from habitus.lang.language import is_english, language_of
+from habitus.lang.words import STOP_WORDS, tokens
 
 _FLAGS = re.IGNORECASE | re.UNICODE
 
@@ -86,14 +87,7 @@ MAX_DIRECTIVES = 3
 def is_foreign(text: str) -> bool:
     if _RULE_START.match(text) or _AGAIN.search(text) or _TOLD.search(text):
         return True  # "otra vez usaste var. usa siempre const": too few stop words to tell
-    # English contractions outweigh a stray look-alike ("os" of os.path is a Portuguese article).
-    return language_of(text) != "english" and not _ENGLISH_MARK.search(text)
-
-
-_ENGLISH_MARK = re.compile(
-    r"\b(?:don't|doesn't|didn't|can't|isn't|aren't|won't|wasn't|it's|i'm|you're|that's|let's|i've|we're)\b",
-    re.IGNORECASE,
-)
+    return not is_english(text)
 
 
 def corrections(text: str) -> tuple[list[str], set[str]] | None:
@@ -159,7 +153,7 @@ def _describes(sentence: str) -> bool:
     return (
         bool(_ALWAYS_WORD.search(sentence))
         and not _RULE.search(_ALWAYS_WORD.sub(" ", sentence))
-        and language_of(sentence) in ("russian", "japanese", "chinese")
+        and language_of(sentence) in ("russian", "japanese", "chinese", "korean")
     )
 
 

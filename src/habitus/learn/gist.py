@@ -146,7 +146,8 @@ def terms(text: str) -> frozenset[str]:
         if word not in GENERIC and root not in GENERIC and len(root) >= 3:
             found.add(root)
     if not text.isascii():  # other scripts and accented words: the language's own stems
-        from habitus.lang.words import STOP_WORDS, language_of, stem, tokens
+        from habitus.lang.language import language_of
+        from habitus.lang.words import STOP_WORDS, stem, tokens
 
         language = language_of(text)
         stop = STOP_WORDS.get(language, frozenset())

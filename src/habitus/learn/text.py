@@ -39,10 +39,11 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from habitus.lang import pasted
 from habitus.lang.words import DETERMINERS, ENGLISH_STOP_WORDS, word_set
 from habitus.lang.words import stem as _lang_stem
 from habitus.lang.words import words as _lang_words
-from habitus.learn import foreign, pasted, replacement
+from habitus.learn import foreign, replacement
 
 MAX_DIRECTIVE_CHARS = 300
 

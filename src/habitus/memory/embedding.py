@@ -8,7 +8,7 @@ While `embed.model` is `default`, memory uses **both** packaged models where nan
     minilm  all-MiniLM-L6-v2 (English): it finds English paraphrases E5 misses ("should labels say
             colour or color" -> "Use British English spelling"). Weight 1, records with a cosine of at
             least 0.2 (its floor since hybrid search began; unrelated texts score 0-0.15), and English
-            only: it ranks nothing for a query habitus.lang guesses is in another language, and
+            only: it ranks nothing for a query habitus.lang.language guesses is in another language, and
             no record in another language (its cosines there reward shared spelling, so a German
             question would find German records about something else before the English one it means).
 
@@ -26,7 +26,6 @@ its vector: a store upgraded from MiniLM-only vectors keeps searching with them 
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -87,28 +86,6 @@ def roles(root: Any) -> list[Role]:
     if name == registry.MINILM_NAME:
         return [MINILM_ALONE]
     return [ALONE]
-
-
-_ACCENTED = re.compile(r"[¿¡\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f]")
-_NON_LATIN = re.compile(r"[\u0370-\u1dff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-
-
-def english(text: str) -> bool:
-    """Whether an English-only model may judge this text: Latin script, and no other language's stop
-    words outnumber its English ones (habitus.lang's guess, leaving Dutch out: its function words are
-    English ones, so "User prefers tabs over spaces in every file" would read as Dutch). With accented
-    letters or "¿¡" (documentação, ¿cuándo), English must have strictly more."""
-    from habitus.lang.words import STOP_WORDS, tokens
-
-    if _NON_LATIN.search(text):
-        return False
-    found = tokens(text)
-    ours = sum(1 for w in found if w in STOP_WORDS["english"]) - (1 if _ACCENTED.search(text) else 0)
-    return all(
-        sum(1 for w in found if w in stop) <= ours
-        for name, stop in STOP_WORDS.items()
-        if name not in ("english", "dutch")
-    )
 
 
 def load(root: Any, role: Role, *, threads: int | None = None) -> VectorModel:

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from habitus.embed import input_checksum
 from habitus.errors import HabitusError
+from habitus.lang.language import is_english
 from habitus.memory import query, records, vectors
 from habitus.memory.embedding import Role, VectorModel
 from habitus.memory.stores import MemoryStore
@@ -140,7 +141,7 @@ class Searcher:
 
             self.loaded = True
             for role in self.roles():
-                if role.english_only and not embedding.english(self.text):
+                if role.english_only and not is_english(self.text):
                     continue  # nothing it could rank; its vectors wait for an English query
                 try:
                     model = embedding.load(self.root, role)
@@ -297,9 +298,7 @@ def _similar(
     if any(input_checksum(inputs[seq]) != checksums.get(seq) for seq, _ in chosen):
         return None
     if embedder.role.english_only:
-        from habitus.memory.embedding import english
-
-        chosen = [(seq, score) for seq, score in chosen if english(inputs[seq])]
+        chosen = [(seq, score) for seq, score in chosen if is_english(inputs[seq])]
     return chosen
 
 

@@ -28,7 +28,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from habitus.errors import HabitusError
-from habitus.lang.words import language_of
+from habitus.lang.language import is_english
 from habitus.select import text
 
 if TYPE_CHECKING:
@@ -152,7 +152,7 @@ def features(
     unit: text.Clause | None,
     condition_read: text.Condition,
 ) -> tuple[float, ...]:
-    english = float(language_of(query.unquoted) == "english")
+    english = float(is_english(query.unquoted))
     catalog = min(1.0, math.log2(max(1, habits)) / 5)
     blocked = mention = same = shared = 0.0
     if unit is not None and english:

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from habitus.lang import grammar
+from habitus.lang import grammar, pasted
 from habitus.lang.words import ENGLISH_STOP_WORDS, word_set
 from habitus.lang.words import stem as lang_stem
 from habitus.select.vocab import canonical
@@ -250,83 +250,12 @@ _META = re.compile(r"\b(habits?|habitus|gewohnheit(en)?|h[áa]bitos?|habitudes?)
 
 
 def unquote(text: str) -> tuple[str, int]:
-    """The prompt without quoted or pasted material (each span becomes "…"), and how many spans."""
+    """The prompt without quoted or pasted material (each span becomes "…"), and how many spans. The
+    words inside a paste (habitus.lang.pasted: logs, traces, diffs, code) are what the user shows, not
+    what they ask for: a traceback naming an exception is no request about catching exceptions."""
     out, count = _QUOTED.subn(" … ", text)
-    out, pasted = strip_pasted(out)
-    return out, count + pasted
-
-
-# Pasted machine text (logs, stack traces, diffs, test output, code): recognised by the shape of its
-# lines, not by its words, so it works whatever the language of the user's own words around it. The
-# words inside a paste are what the user shows, not what they ask for (a traceback naming an
-# exception is not a request about catching exceptions).
-_MACHINE = re.compile(
-    r"^(?:[ \t]{2,}\S|\t)"  # indented: code, a stack frame, a wrapped log field
-    r"|^\s*(?:\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d|\[?\d\d:\d\d:\d\d)"  # timestamped log lines
-    r"|\b(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL|FAIL|FAILED|PASS|PASSED)\b"
-    r"|^\s*(?:Traceback \(most recent call last\)|File \"[^\"]+\", line \d+|at [\w$.<>/]+ ?\(.*\)\s*$)"
-    r"|^\s*[\w.]*(?:Error|Exception|Warning)\b:"  # "TypeError: ...", "AssertionError: ..."
-    r"|^(?:diff --git |index [0-9a-f]{6,}|@@ .* @@|\+\+\+ |--- a/|[+-]\s{2,}\S|[+](?![ +])\S)"  # a diff
-    r"|^(?:commit [0-9a-f]{7,40}\b|Author: |Date: )"  # git log
-    r"|^\s*(?:def |class |import |from [\w.]+ import |function |const |let |var |return\b|func |"
-    r"package |#include|public |private |SELECT |INSERT |UPDATE |DELETE FROM |ALTER TABLE |"
-    r"CREATE TABLE |(?:FROM|RUN|COPY|WORKDIR|CMD|ENV|EXPOSE|ENTRYPOINT) \S)"
-    r"|[{};]\s*$|^\s*[})\]]"  # braces and semicolons end or open code lines
-    r"|^\s*[=_~^*-]{4,}|\S+\.\w+:\d+(?::\d+)?\b|^\s*\$ \S|^\s*\w+@[\w.]+ \w+"  # rules, file:line, shell
-    r"|\.{4,}|\[\s*\d+%\]|^\s*…\s*$",  # test runner progress; a quoted span on a line of its own
-)
-_SENTENCE_END = re.compile(r"[.!?。？！]\s*$")
-_SYMBOLS = re.compile(r"[{}()\[\]<>=;:/\\_|#$*\"'`@%&+~^0-9]")
-
-
-def _machine(line: str) -> bool:
-    stripped = line.strip()
-    if not stripped:
-        return False
-    if _MACHINE.search(line):
-        return True
-    return len(stripped) >= 12 and len(_SYMBOLS.findall(stripped)) > 0.3 * len(stripped)
-
-
-def strip_pasted(text: str) -> tuple[str, int]:
-    """The text without its pasted blocks (two or more machine-looking lines in a row, blank lines and
-    a lone prose-looking line between them included), each replaced by "…"; and how many blocks."""
-    lines = text.split("\n")
-    if len(lines) < 3:
-        return text, 0
-    machine = [_machine(line) for line in lines]
-    after = [False] * len(lines)  # is the next non-blank line a machine line (one pass from the end)
-    following = False
-    for i in range(len(lines) - 1, -1, -1):
-        after[i] = following
-        if lines[i].strip():
-            following = machine[i]
-    filled = list(machine)
-    before = False  # is the previous non-blank line part of a paste
-    for i, line in enumerate(lines):  # a short line between machine lines belongs to the paste
-        if not machine[i]:
-            # blank, or a short line with digits or symbols ("collected 214 items"); never a sentence
-            short = len(line) <= 40 and bool(_SYMBOLS.search(line)) and not _SENTENCE_END.search(line)
-            filled[i] = before and after[i] and (not line.strip() or short)
-        if line.strip():
-            before = filled[i]
-    out: list[str] = []
-    blocks, i = 0, 0
-    while i < len(lines):
-        if not filled[i]:
-            out.append(lines[i])
-            i += 1
-            continue
-        j = i
-        while j < len(lines) and filled[j]:
-            j += 1
-        if sum(machine[i:j]) >= 2:
-            out.append("…")
-            blocks += 1
-        else:
-            out.extend(lines[i:j])
-        i = j
-    return "\n".join(out), blocks
+    out, blocks = pasted.cut(out)
+    return out, count + blocks
 
 
 def is_meta(text: str) -> bool:
