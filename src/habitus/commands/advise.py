@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from habitus import io
+from habitus.dispatch import StateGroup
 from habitus.errors import HabitusError, bad_request
 from habitus.options import harness_option, output_options, state_options
 from habitus.state import config
@@ -32,7 +33,7 @@ MAN = {
 }
 
 
-@click.group(invoke_without_command=True)
+@click.group(cls=StateGroup, invoke_without_command=True)
 @click.option(
     "--transcript",
     type=click.Path(path_type=Path, dir_okay=False),

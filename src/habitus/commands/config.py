@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from habitus import io
+from habitus.dispatch import StateGroup
 from habitus.errors import HabitusError, bad_request
 from habitus.options import output_options, state_options
 from habitus.state import config as configuration
@@ -23,7 +24,7 @@ MAN = {
 }
 
 
-@click.group()
+@click.group(cls=StateGroup)
 def cli() -> None:
     """Read and change settings in config.toml.
 

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from habitus import io
+from habitus.dispatch import StateGroup
 from habitus.errors import HabitusError, bad_request
 from habitus.options import output_options, state_options
 from habitus.state.root import StateRoot
@@ -26,7 +27,7 @@ MAN = {
 _ID = re.compile(r"^r-[0-9a-f]{12}$")
 
 
-@click.group()
+@click.group(cls=StateGroup)
 def cli() -> None:
     """Find and resolve possible duplicate habits.
 

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from habitus import io
+from habitus.dispatch import StateCommand, StateGroup
 from habitus.errors import HabitusError, bad_request
 from habitus.options import output_options, state_options
 from habitus.state.root import StateRoot
@@ -45,7 +46,7 @@ REF_HELP = "A number from the last `habit list` (valid 15 minutes) or a habit id
 _ID = re.compile(r"^h-[0-9a-f]{12}$")
 
 
-@click.group()
+@click.group(cls=StateGroup)
 def cli() -> None:
     """Review habits: list, show, declare, approve, reject, ...
 
@@ -351,7 +352,7 @@ def example_remove_command(ref: str, example_id: int, root: StateRoot, wait: flo
 def _action(
     name: str, summary: str, example: str, needs_model: bool, checksum_required: bool
 ) -> click.Command:
-    @click.command(name)
+    @click.command(name, cls=StateCommand)
     @click.argument("ref", required=False, metavar="[REF]")
     @click.option(
         "--checksum", metavar="HEX", help="The checksum shown by `habit list`/`habit show` (>= 12 hex)."

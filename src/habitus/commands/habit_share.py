@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from habitus import io
+from habitus.dispatch import StateCommand
 from habitus.errors import HabitusError
 from habitus.options import output_options, state_options
 from habitus.state.root import StateRoot
@@ -83,7 +84,7 @@ def _listed(before: Any, where: str) -> list[Any]:
     ]
 
 
-@click.command("export")
+@click.command("export", cls=StateCommand)
 @click.option(
     "--format",
     "format_name",
@@ -196,7 +197,7 @@ def export_command(
     io.write_result({**result, "changed": changed, "created": not before.exists}, pretty=pretty)
 
 
-@click.command("import")
+@click.command("import", cls=StateCommand)
 @click.argument("file", required=False, type=click.Path(path_type=Path))
 @click.option(
     "--project",

@@ -18,6 +18,7 @@ from habitus.commands.memory_common import (
     store_option,
     timestamp,
 )
+from habitus.dispatch import ReportCommand, StateCommand, StateGroup
 from habitus.errors import HabitusError, bad_request
 from habitus.options import harness_option, output_options, state_options, stream_options
 from habitus.state.root import StateRoot
@@ -58,7 +59,7 @@ MAN = {
 }
 
 
-@click.group()
+@click.group(cls=StateGroup)
 def cli() -> None:
     """Retain, recall and retrieve durable memories.
 
@@ -344,7 +345,7 @@ def remove_command(
 
 
 def _pin_command(name: str, summary: str, example: str) -> click.Command:
-    @click.command(name)
+    @click.command(name, cls=StateCommand)
     @click.argument("memory_id", metavar="ID", required=False)
     @store_option
     @state_options
@@ -485,7 +486,7 @@ def index_vectors_command(
     io.write_result(result, pretty=pretty)
 
 
-@cli.command("verify")
+@cli.command("verify", cls=ReportCommand)
 @store_option
 @state_options
 @output_options

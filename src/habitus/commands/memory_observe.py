@@ -10,6 +10,7 @@ import click
 
 from habitus import io
 from habitus.commands.memory_common import merge, open_store, store_option
+from habitus.dispatch import StateCommand
 from habitus.errors import HabitusError, bad_request
 from habitus.options import harness_option, output_options, state_options, transcript_format_option
 from habitus.state.root import StateRoot
@@ -48,7 +49,7 @@ def _model(config: Any) -> tuple[str, Any] | None:
     return model.configured(config)
 
 
-@click.command("observe")
+@click.command("observe", cls=StateCommand)
 @click.option(
     "--stream",
     help="Whose watermark this advances, e.g. a session id (default: default; with --transcript the "
@@ -184,7 +185,7 @@ def _noted(result: dict[str, Any], problem: str | None) -> dict[str, Any]:
     return result if problem is None else {**result, "similarity_error": problem}
 
 
-@click.command("reflect")
+@click.command("reflect", cls=StateCommand)
 @click.option("--stream", help="Which stream's observations to reflect on (default: default).")
 @store_option
 @state_options
@@ -217,7 +218,7 @@ def reflect_command(
     io.write_result(_noted(result, problem), pretty=pretty)
 
 
-@click.command("prune")
+@click.command("prune", cls=StateCommand)
 @click.option(
     "--budget",
     type=click.IntRange(0, 10_000_000),

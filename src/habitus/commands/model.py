@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from habitus import io
+from habitus.dispatch import StateGroup
 from habitus.errors import HabitusError
 from habitus.options import output_options, state_options
 from habitus.state.root import StateRoot
@@ -24,7 +25,7 @@ MAN = {
 }
 
 
-@click.group()
+@click.group(cls=StateGroup)
 def cli() -> None:
     """Manage local embedding models: add, list, use, remove.
 

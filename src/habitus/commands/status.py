@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from habitus import __version__, io
+from habitus.dispatch import StateCommand
 from habitus.options import output_options, state_options
 from habitus.state import config as configuration
 from habitus.state import errorlog, ledger, memory_store, observations
@@ -41,7 +42,7 @@ MAN = {
 }
 
 
-@click.command()
+@click.command(cls=StateCommand)
 @state_options
 @output_options
 def cli(root: StateRoot, wait: float, pretty: bool) -> None:
