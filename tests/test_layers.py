@@ -212,3 +212,26 @@ def test_option_decorators_take_no_lock(arrows: list[import_graph.Arrow]) -> Non
         assert decorator(command) is command
     imported = {a.target for a in arrows if a.source == "habitus.options"}
     assert imported <= {"habitus.state.root"}
+
+
+def test_no_command_module_works_on_a_connection_itself() -> None:
+    """Commands parse, call domain code and print: no command module imports sqlite3 or the SQLite
+    layer, or holds a store's connection (`.conn`, a `conn`); the domain functions do that."""
+    import ast
+
+    commands = Path(import_graph.SRC) / "habitus" / "commands"
+    found = []
+    for path in sorted(commands.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [f"{node.module}.{alias.name}" for alias in node.names]
+            if any(n.split(".")[0] == "sqlite3" or n.startswith("habitus.state.db") for n in names):
+                found.append(f"{path.name}:{node.lineno} imports {names}")
+            if (isinstance(node, ast.Attribute) and node.attr == "conn") or (
+                isinstance(node, ast.Name) and node.id == "conn"
+            ):
+                found.append(f"{path.name}:{node.lineno} conn")
+    assert found == []

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-import time
 from typing import Any
 
 import click
@@ -43,7 +41,6 @@ MAN = {
 }
 
 REF_HELP = "A number from the last `habit list` (valid 15 minutes) or a habit id (h-...)."
-_ID = re.compile(r"^h-[0-9a-f]{12}$")
 
 
 @click.group(cls=StateGroup)
@@ -91,22 +88,9 @@ def _target(ledger: Any, ref: str | None, checksum: str | None) -> tuple[str, st
         if given is not None and not isinstance(given, str):
             raise bad_request("checksum", "expected a string")
         checksum = given
-    if ref.isdigit():
-        from habitus.habits import snapshot
+    from habitus.habits import snapshot
 
-        habit_id, shown = snapshot.resolve(ledger.conn, "habits", int(ref))
-        if checksum is not None and not shown.startswith(checksum):
-            raise HabitusError("stale", f"item {ref} of the last list has another checksum")
-        return habit_id, shown
-    if not _ID.match(ref):
-        raise HabitusError("usage", "REF: expected a list number or a habit id like h-0123456789ab")
-    return ref, checksum
-
-
-def _stage(habit: dict[str, Any], observations: int, days: int) -> str:
-    from habitus.habits.detail import stage
-
-    return stage(habit, observations, days)
+    return snapshot.target(ledger, "habits", ref, checksum)
 
 
 @cli.command("list")
@@ -131,42 +115,11 @@ def list_command(
     \b
     Example:  habitus habit list --status candidate | jq -r '.items[] | "\\(.n) \\(.condition)"'
     """
-    from habitus.habits import snapshot, store
-    from habitus.habits.law import load_law
-    from habitus.habits.lifecycle import public
+    from habitus.habits.listing import listing
 
-    wanted = statuses or tuple(s for s in store.STATUSES if show_all or s != "archived")
     with _open(root, wait) as ledger:
-        law = load_law(root)
-        with ledger.tx():
-            found = store.habits(ledger.conn, wanted)
-            stats = store.evidence_stats(ledger.conn)
-            pending: dict[str, list[str]] = {}
-            for relation in store.relations(ledger.conn, pending=True):
-                for side in ("habit_a", "habit_b"):
-                    pending.setdefault(relation[side], []).append(relation["id"])
-            expires = snapshot.write(ledger.conn, "habits", [(h["id"], h["wording"]) for h in found])
-            counts = store.counts(ledger.conn)
-    items = []
-    for number, habit in enumerate(found, start=1):
-        observations, days = stats.get(habit["id"], (0, 0))
-        item = {"n": number, **public(habit, law)}
-        item["evidence"] = {
-            "observations": observations,
-            "days": days,
-            "stage": _stage(habit, observations, days),
-        }
-        item["pending_relations"] = pending.get(habit["id"], [])
-        items.append(item)
-    io.write_result(
-        {
-            "items": items,
-            "counts": counts,
-            "snapshot_expires_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(expires / 1000)),
-        },
-        pretty=pretty,
-        human="habit.list",
-    )
+        result = listing(ledger, statuses, archived=show_all)
+    io.write_result(result, pretty=pretty, human="habit.list")
 
 
 @cli.command("show")
@@ -266,9 +219,7 @@ def declare_command(
         result = declare(ledger, condition, behavior, polarity_value, confidence, embedder=embedder)
         if texts:
             exemplars.attach(ledger, embedder, result["habit"]["id"], texts, "declared")
-            result["examples"] = [
-                exemplars.public(e) for e in exemplars.of(ledger.conn, result["habit"]["id"])
-            ]
+            result["examples"] = exemplars.listed(ledger, result["habit"]["id"])
     io.write_result(result, pretty=pretty)
 
 
@@ -306,7 +257,7 @@ def example_add_command(ref: str, text: str, root: StateRoot, wait: float, prett
     with _open(root, wait) as ledger:
         habit_id, _ = _target(ledger, ref, None)
         exemplars.attach(ledger, _embedder(root), habit_id, [cleaned], "confirmed")
-        items = [exemplars.public(e) for e in exemplars.of(ledger.conn, habit_id)]
+        items = exemplars.listed(ledger, habit_id)
     io.write_result({"habit": habit_id, "examples": items}, pretty=pretty)
 
 
@@ -324,7 +275,7 @@ def example_list_command(ref: str, root: StateRoot, wait: float, pretty: bool) -
 
     with _open(root, wait) as ledger:
         habit_id, _ = _target(ledger, ref, None)
-        items = [exemplars.public(e) for e in exemplars.of(ledger.conn, habit_id)]
+        items = exemplars.listed(ledger, habit_id)
     io.write_result({"habit": habit_id, "examples": items}, pretty=pretty)
 
 
@@ -343,9 +294,8 @@ def example_remove_command(ref: str, example_id: int, root: StateRoot, wait: flo
 
     with _open(root, wait) as ledger:
         habit_id, _ = _target(ledger, ref, None)
-        with ledger.tx():
-            exemplars.remove(ledger.conn, habit_id, example_id, "user")
-        items = [exemplars.public(e) for e in exemplars.of(ledger.conn, habit_id)]
+        exemplars.remove_one(ledger, habit_id, example_id, "user")
+        items = exemplars.listed(ledger, habit_id)
     io.write_result({"habit": habit_id, "examples": items}, pretty=pretty)
 
 

@@ -23,44 +23,6 @@ PROJECT_FILE = "HABITS.md"
 EXPORT_LIMIT = 10_000
 
 
-def _approved(root: StateRoot, wait: float) -> tuple[list[Any], int]:
-    """The active, approved, law-valid habits that apply here (personal ones, and project ones of the
-    repository around the current directory), re-checked by the wording law (redactor included), and
-    how many active habits that apply here were left out (checked against an older law: `habit recheck`)."""
-    from habitus.habits.law import load_law
-    from habitus.habits.scope import repo_of
-    from habitus.habits.share import Shown
-    from habitus.habits.store import Ledger, active_habits
-    from habitus.habits.wording import clean_field
-
-    ledger = Ledger.open_read(root, wait=wait)
-    if ledger is None:
-        return [], 0
-    repo = repo_of(None)
-    with ledger:
-        found = active_habits(ledger.conn, load_law(root), repo=repo, limit=EXPORT_LIMIT)
-        active = ledger.conn.execute(
-            "SELECT COUNT(*) FROM habits WHERE status = 'active' AND (projects IS NULL OR EXISTS "
-            "(SELECT 1 FROM json_each(habits.projects) WHERE json_each.value = ?))",
-            (repo,),
-        ).fetchone()[0]
-    shown = []
-    for habit in found:
-        try:
-            clean_field("condition", habit.condition)
-            clean_field("behavior", habit.behavior)
-        except HabitusError:
-            raise HabitusError(
-                "refused",
-                f"habit {habit.id}: its wording no longer passes the redactor; nothing was exported",
-                hint=f"`habitus habit show {habit.id}`, then archive it or declare a clean wording",
-                reason="secret",
-                id=habit.id,
-            ) from None
-        shown.append(Shown(habit.condition, habit.behavior, habit.polarity, habit.wording))
-    return shown, int(active) - len(shown)
-
-
 def _listed(before: Any, where: str) -> list[Any]:
     """The habits a block lists, as export would show them; an entry export would not write is stale."""
     from habitus.habits import share
@@ -156,7 +118,9 @@ def export_command(
         before = shared_file.read_target(check)
         habits, left_out = (_listed(before, str(check)) if before.exists else []), 0
     else:
-        habits, left_out = _approved(root, wait)
+        from habitus.habits.exported import exportable
+
+        habits, left_out = exportable(root, wait=wait, limit=EXPORT_LIMIT)
         before = shared_file.read_target(target) if target is not None else None
     block = share.render(habits)
     if target is None:

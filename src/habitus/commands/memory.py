@@ -408,7 +408,7 @@ def index_command(
       habitus memory index | jq -r .text
       habitus memory index --harness claude-code   # in .claude/settings.json hooks
     """
-    from habitus.memory import index, stores
+    from habitus.memory import index
     from habitus.state import config
 
     request = io.read_request()
@@ -429,15 +429,9 @@ def index_command(
         )
         if isinstance(budget, bool) or not isinstance(budget, int) or not 0 <= budget <= 100_000:
             raise bad_request("budget", "expected an integer from 0 to 100000")
-    if store:
-        targets = [stores.open_store(root, store, wait=wait, cwd=cwd_path)]
-    else:
-        targets = stores.both(root, wait=wait, cwd=cwd_path)
-    try:
-        result = index.build(targets, budget=budget, now=timestamp(), per_store=per_store)
-    finally:
-        for target in targets:
-            target.close()
+    result = index.of_root(
+        root, store=store, wait=wait, cwd=cwd_path, budget=budget, now=timestamp(), per_store=per_store
+    )
     if harness is None or event is None:
         io.write_result(result, pretty=pretty)
         return

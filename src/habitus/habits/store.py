@@ -160,6 +160,16 @@ class ActiveHabit:
     checksum: str  # row checksum: revalidate with `still_current` before injecting
 
 
+def count_active(conn: sqlite3.Connection, repo: str | None) -> int:
+    """Active habits that apply in `repo` (personal ones and project ones of it), whatever their law."""
+    found = conn.execute(
+        "SELECT COUNT(*) FROM habits WHERE status = 'active' AND (projects IS NULL OR EXISTS "
+        "(SELECT 1 FROM json_each(habits.projects) WHERE json_each.value = ?))",
+        (repo,),
+    ).fetchone()[0]
+    return int(found)
+
+
 def active_habits(
     conn: sqlite3.Connection, law: Law, *, repo: str | None = None, limit: int = SELECT_CAP
 ) -> list[ActiveHabit]:
