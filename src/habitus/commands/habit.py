@@ -189,7 +189,7 @@ def declare_command(
       habitus habit declare --condition "When writing a commit message" --behavior "Use the imperative" \\
           --example "commit this" --example "schreib die Commit-Nachricht"
     """
-    from habitus.habits import examples as exemplars
+    from habitus.habits import examples
     from habitus.habits.lifecycle import DECLARED_CONFIDENCE, declare
 
     given: object = list(example_texts)
@@ -211,15 +211,15 @@ def declare_command(
     clean_field("behavior", behavior)
     check_polarity(polarity_value)
     check_bp("confidence_bp", confidence)
-    if not isinstance(given, list) or len(given) > exemplars.MAX_PER_HABIT:
-        raise bad_request("examples", f"expected a list of at most {exemplars.MAX_PER_HABIT} strings")
-    texts = [exemplars.clean(t, f"examples[{i}]") for i, t in enumerate(given)]
+    if not isinstance(given, list) or len(given) > examples.MAX_PER_HABIT:
+        raise bad_request("examples", f"expected a list of at most {examples.MAX_PER_HABIT} strings")
+    texts = [examples.clean(t, f"examples[{i}]") for i, t in enumerate(given)]
     with _open(root, wait) as ledger:
         embedder = _embedder(root)
         result = declare(ledger, condition, behavior, polarity_value, confidence, embedder=embedder)
         if texts:
-            exemplars.attach(ledger, embedder, result["habit"]["id"], texts, "declared")
-            result["examples"] = exemplars.listed(ledger, result["habit"]["id"])
+            examples.attach(ledger, embedder, result["habit"]["id"], texts, "declared")
+            result["examples"] = examples.listed(ledger, result["habit"]["id"])
     io.write_result(result, pretty=pretty)
 
 
@@ -251,13 +251,13 @@ def example_add_command(ref: str, text: str, root: StateRoot, wait: float, prett
     \b
     Example:  habitus habit example add 2 "can you cut the 2.1 release"
     """
-    from habitus.habits import examples as exemplars
+    from habitus.habits import examples
 
-    cleaned = exemplars.clean(text, "text")
+    cleaned = examples.clean(text, "text")
     with _open(root, wait) as ledger:
         habit_id, _ = _target(ledger, ref, None)
-        exemplars.attach(ledger, _embedder(root), habit_id, [cleaned], "confirmed")
-        items = exemplars.listed(ledger, habit_id)
+        examples.attach(ledger, _embedder(root), habit_id, [cleaned], "confirmed")
+        items = examples.listed(ledger, habit_id)
     io.write_result({"habit": habit_id, "examples": items}, pretty=pretty)
 
 
@@ -271,11 +271,11 @@ def example_list_command(ref: str, root: StateRoot, wait: float, pretty: bool) -
     \b
     Example:  habitus habit example list 2 | jq -r '.examples[].text'
     """
-    from habitus.habits import examples as exemplars
+    from habitus.habits import examples
 
     with _open(root, wait) as ledger:
         habit_id, _ = _target(ledger, ref, None)
-        items = exemplars.listed(ledger, habit_id)
+        items = examples.listed(ledger, habit_id)
     io.write_result({"habit": habit_id, "examples": items}, pretty=pretty)
 
 
@@ -290,12 +290,12 @@ def example_remove_command(ref: str, example_id: int, root: StateRoot, wait: flo
     \b
     Example:  habitus habit example remove 2 3
     """
-    from habitus.habits import examples as exemplars
+    from habitus.habits import examples
 
     with _open(root, wait) as ledger:
         habit_id, _ = _target(ledger, ref, None)
-        exemplars.remove_one(ledger, habit_id, example_id, "user")
-        items = exemplars.listed(ledger, habit_id)
+        examples.remove_one(ledger, habit_id, example_id, "user")
+        items = examples.listed(ledger, habit_id)
     io.write_result({"habit": habit_id, "examples": items}, pretty=pretty)
 
 
