@@ -4,7 +4,7 @@
   disabled habit (what a fresh install with the hook wired in sees), and with no ledger at all;
 - 1,000 approved habits: the 32 catalog habits of tests/fixtures/select plus 968 generated ones,
   inserted in bulk through the habits API (`lifecycle` insert + activate in one transaction, vectors
-  with `ensure_vectors`); select considers the top 100 by confidence then id, as designed. Prompts
+  with `vectors.ensure`); select considers the top 100 by confidence then id, as designed. Prompts
   rotate over a few requests and non-requests;
 - in process, on the same root: retrieval alone (embed the prompt, its clauses and their plain-words
   reading where it differs, cosine against the 100 cached condition and example vectors, floor and
@@ -60,7 +60,7 @@ ACTIONS = [
 def _seed(root: str, total: int) -> None:
     """`total` approved habits: the catalog first, then generated ones, in one transaction."""
     os.environ["HABITUS_HOME"] = root
-    from habitus.habits import ensure_vectors, lifecycle, load_law
+    from habitus.habits import lifecycle, load_law, vectors
     from habitus.habits.store import Ledger, habits
     from habitus.models.embedders import load_embedder
     from habitus.state.root import StateRoot
@@ -82,7 +82,7 @@ def _seed(root: str, total: int) -> None:
                     ledger, condition, behavior, polarity, confidence, "declared", None, law, [], "user"
                 )
                 lifecycle._activate(ledger, habit, law, actor="user", action="approve")
-        ensure_vectors(ledger, load_embedder(state), habits(ledger.conn, ("active",)))
+        vectors.ensure(ledger, load_embedder(state), habits(ledger.conn, ("active",)))
 
 
 def _hook(root: str, runs: int, warmup: int = 2) -> list[float]:

@@ -23,11 +23,11 @@ from habitus.habits import (
     Proposal,
     active_habits,
     condition_matrix,
-    ensure_vectors,
     load_law,
     propose_candidate,
     recheck,
     still_current,
+    vectors,
 )
 from habitus.habits.vectors import field_input
 from habitus.models.embedders import load_embedder
@@ -161,7 +161,7 @@ def test_vectors_of_another_model_are_never_used_and_recheck_rebuilds(tmp_path) 
         assert caught.value.code == "vectors_stale" and caught.value.exit == 3
         assert recheck(led, embedder=other)["vectors"]["embedded"] == 1
         assert condition_matrix(led.conn, chosen, other.model_id, other.dims).shape == (1, 384)
-        assert ensure_vectors(led, other, []) == 0
+        assert vectors.ensure(led, other, []) == 0
 
 
 def test_still_current_catches_changes_after_selection(state_root) -> None:  # type: ignore[no-untyped-def]

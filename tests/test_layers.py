@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import click
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
@@ -40,6 +41,7 @@ FRONT = {
     "checks",
     "cli",
     "commands",
+    "dispatch",  # where a parsed command enters its state root (the shared state lock)
     "hookmode",
     "io",
     "launcher",
@@ -161,3 +163,75 @@ def test_embed_is_pure(arrows: list[import_graph.Arrow]) -> None:
         "codec",
         "errors",
     ]
+
+
+def _commands() -> list[tuple[str, click.Command]]:
+    """Every command and group under `habitus`, by its full name (lazy groups are loaded)."""
+    from habitus.cli import root
+
+    found: list[tuple[str, click.Command]] = []
+
+    def walk(command: click.Command, name: str) -> None:
+        found.append((name, command))
+        if isinstance(command, click.Group):
+            ctx = click.Context(command)
+            for sub in command.list_commands(ctx):
+                child = command.get_command(ctx, sub)
+                assert child is not None
+                walk(child, f"{name} {sub}")
+
+    walk(root, "habitus")
+    return found
+
+
+def test_every_command_with_a_root_enters_it_where_it_begins() -> None:
+    """A command with --root (options.state_options) holds the shared state lock for its run: the
+    lock is taken by its class (habitus.dispatch) once its options are parsed. A command added without
+    that class would run unlocked under a restore; this test names it."""
+    from habitus import dispatch, options
+
+    rooted = [
+        (name, command)
+        for name, command in _commands()
+        if any(p.name == "root" and p.callback is options._root for p in command.params)
+    ]
+    assert len(rooted) > 50
+    assert [name for name, command in rooted if not isinstance(command, dispatch.StateCommand)] == []
+    verify = [name for name, command in rooted if isinstance(command, dispatch.ReportCommand)]
+    assert verify == ["habitus memory verify", "habitus verify"]
+
+
+def test_option_decorators_take_no_lock(arrows: list[import_graph.Arrow]) -> None:
+    """Option parsing is option parsing: the decorators declare options and wrap nothing."""
+    from habitus import options
+
+    def command(**kwargs: object) -> None:
+        pass
+
+    for decorator in (options.state_options, options.output_options, options.harness_option):
+        assert decorator(command) is command
+    imported = {a.target for a in arrows if a.source == "habitus.options"}
+    assert imported <= {"habitus.state.root"}
+
+
+def test_no_command_module_works_on_a_connection_itself() -> None:
+    """Commands parse, call domain code and print: no command module imports sqlite3 or the SQLite
+    layer, or holds a store's connection (`.conn`, a `conn`); the domain functions do that."""
+    import ast
+
+    commands = Path(import_graph.SRC) / "habitus" / "commands"
+    found = []
+    for path in sorted(commands.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [f"{node.module}.{alias.name}" for alias in node.names]
+            if any(n.split(".")[0] == "sqlite3" or n.startswith("habitus.state.db") for n in names):
+                found.append(f"{path.name}:{node.lineno} imports {names}")
+            if (isinstance(node, ast.Attribute) and node.attr == "conn") or (
+                isinstance(node, ast.Name) and node.id == "conn"
+            ):
+                found.append(f"{path.name}:{node.lineno} conn")
+    assert found == []

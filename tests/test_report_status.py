@@ -70,11 +70,11 @@ def test_off_a_terminal_status_prints_the_same_json_object_as_before(state_root:
     assert set(piped.result) == STATUS_KEYS  # no "activity": that lives in the terminal view and the report
     in_process = run(["status"])
     assert in_process.stdout == piped.stdout  # byte for byte: one canonical line
-    from habitus.commands.status import report
+    from habitus.report.status import status
     from habitus.state.root import StateRoot
 
     expected = orjson.dumps(
-        {"v": 1, **report(StateRoot(state_root), wait=1)}, option=orjson.OPT_APPEND_NEWLINE
+        {"v": 1, **status(StateRoot(state_root), wait=1)}, option=orjson.OPT_APPEND_NEWLINE
     )
     assert piped.stdout == expected
 
@@ -136,15 +136,15 @@ def days_back_real(n: int) -> str:
 
 
 def test_the_summary_names_configured_models_and_unknown_config_keys(state_root: Path) -> None:
-    from habitus.commands.status import report
     from habitus.report.activity import activity
+    from habitus.report.status import status
     from habitus.state.root import StateRoot
 
     assert run(["config", "preset", "claude"]).exit == 0
     config = state_root / "config.toml"
     config.write_text(config.read_text() + "\n[mystery]\nknob = 1\n")
     root = StateRoot(state_root)
-    text = terminal.render(report(root, wait=1), activity(root, wait=1), color=False, unicode=False)
+    text = terminal.render(status(root, wait=1), activity(root, wait=1), color=False, unicode=False)
     assert "models       claude (claude: analyze, advise)" in text
     assert "unknown keys in" in text and "mystery" in text
     assert "last 14 days (UTC)" in text and "·" not in text and "…" not in text  # an ASCII terminal

@@ -175,7 +175,7 @@ import sys
 from habitus.state import guard, ledger
 from habitus.state.root import StateRoot
 root = StateRoot.at(sys.argv[1])
-guard.enter(root.path, 5)               # what every command does first (options.state_options)
+guard.enter(root.path, 5)               # what every command does first (habitus.dispatch)
 store = ledger.store(root)
 conn = store.open_write()               # an open connection to the live ledger
 print(guard.holds(root.path), flush=True)

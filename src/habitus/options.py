@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -14,7 +13,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 HARNESSES = ("claude-code", "codex", "gemini", "pi", "generic")
 DEFAULT_WAIT = 5.0
-STATE_LOCK_HOOK_WAIT = 0.05  # seconds
 
 
 def _root(ctx: click.Context, param: click.Parameter, value: str | None) -> StateRoot:
@@ -24,33 +22,10 @@ def _root(ctx: click.Context, param: click.Parameter, value: str | None) -> Stat
 def state_options(f: F) -> F:
     """--root and --wait: which state root, and how long to wait for a busy lock.
 
-    Also the one place every command passes before it touches state: `guard.enter` recovers an
-    interrupted restore and takes the shared state lock (see habitus.state.guard). In hook mode
-    (a `harness` argument) the wait is capped at hooks.lock_wait_ms (habitus.hookmode).
+    Only the options: the command entering its root (recovering an interrupted restore, holding the
+    shared state lock, the hook-mode cap on --wait) is `habitus.dispatch.StateCommand`'s, once the
+    options are parsed.
     """
-
-    command = f
-
-    @functools.wraps(command)
-    def guarded(*args: Any, **kwargs: Any) -> Any:
-        hook = kwargs.get("harness") is not None
-        wait = kwargs.get("wait", DEFAULT_WAIT)
-        if hook:
-            from habitus import hookmode
-
-            wait = kwargs["wait"] = hookmode.lock_wait(wait)  # a hook never waits out a held lock
-        root = kwargs.get("root")
-        if isinstance(root, StateRoot):
-            from habitus.state import guard
-
-            # Commands share the state lock; only a restore holds it exclusively, and then for longer
-            # than any hook can wait: a hook gives up on it almost at once. verify only reports: it
-            # leaves a killed restore's staging copies for the next command.
-            report_only = click.get_current_context().info_name == "verify"
-            guard.enter(root.path, min(wait, STATE_LOCK_HOOK_WAIT) if hook else wait, sweep=not report_only)
-        return command(*args, **kwargs)
-
-    f = guarded  # type: ignore[assignment]
     f = click.option(
         "--wait",
         type=click.FloatRange(0, 3600),

@@ -145,6 +145,41 @@ def change(root: StateRoot, finding: str, *, label: str | None, wait: float) -> 
     raise HabitusError("state_locked", f"{path(root)} keeps changing while being written", hint="retry")
 
 
+def mute(root: StateRoot, prefix: str, *, wait: float) -> dict[str, Any]:
+    """Mute the recently delivered finding that `prefix` names (the `advise mute` result)."""
+    from habitus.advise import store
+
+    check_prefix(prefix)
+    load(root)  # a broken mutes file is refused before anything else
+    with store.reading(root, wait=wait) as conn:
+        recent = store.recent_findings(conn) if conn is not None else []
+    found = resolve(prefix, recent, among="recent finding")
+    changed = change(root, found["finding"], label=found["label"], wait=wait)
+    return _entry(found["finding"], found["label"], changed)
+
+
+def unmute(root: StateRoot, prefix: str, *, wait: float) -> dict[str, Any]:
+    """Unmute the muted finding that `prefix` names (the `advise unmute` result)."""
+    found = resolve(prefix, load(root).entries, among="mute")
+    changed = change(root, found["id"], label=None, wait=wait)
+    return _entry(found["id"], found["label"], changed)
+
+
+def _entry(finding: str, label: str, changed: bool) -> dict[str, Any]:
+    return {"id": finding[:8], "finding": finding, "label": label, "changed": changed}
+
+
+def listing(root: StateRoot) -> dict[str, Any]:
+    """The muted findings, each with the shortest prefix that names it (the `advise mutes` result)."""
+    entries = load(root).entries
+    hashes = [e["id"] for e in entries]
+    items = [
+        {"id": shortest_unique(e["id"], hashes), "finding": e["id"], "label": e["label"], "at": e["at"]}
+        for e in entries
+    ]
+    return {"items": items, "count": len(items)}
+
+
 def check_prefix(prefix: str) -> str:
     prefix = prefix.strip().lower()
     if not _PREFIX.match(prefix):

@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from habitus.advise import notes as notemod
-from habitus.advise import store
+from habitus.advise import notes, store
 from habitus.errors import HabitusError
 from habitus.state.faults import fault
 
@@ -113,17 +112,15 @@ def run(
     wait: float,
     route: Callable[[Candidate], str | None],
 ) -> Outcome:
-    from habitus.advise import local, mutes, protect
-    from habitus.advise import policy as policymod
-    from habitus.advise import slice as slicemod
+    from habitus.advise import local, mutes, policy, protect, slice
     from habitus.habits.store import Ledger
     from habitus.state import config
 
     settings = config.load(root)
-    policy = policymod.load(settings, source.cwd)
-    outcome = Outcome(False, warnings=list(policy.warnings))
-    if not policy.enabled:
-        outcome.reason = policy.off_reason
+    rules = policy.load(settings, source.cwd)
+    outcome = Outcome(False, warnings=list(rules.warnings))
+    if not rules.enabled:
+        outcome.reason = rules.off_reason
         return outcome
     muted = mutes.load(root).ids  # fails closed: a broken mutes file stops the review here
     scope = source.scope or source.session
@@ -138,31 +135,31 @@ def run(
             return outcome
         cursor = store.cursor(conn, scope)
         since = _elapsed_s(cursor.last_review_at)
-        if policy.min_interval_s and since is not None and since < policy.min_interval_s:
+        if rules.min_interval_s and since is not None and since < rules.min_interval_s:
             outcome.reason = "interval"
             return outcome
 
         # -- the new work ------------------------------------------------------------------------------
         if source.path is not None:
-            window = slicemod.read_window(source.path, source.fmt, cursor)
+            window = slice.read_window(source.path, source.fmt, cursor)
             context_turns, new_turns, following = window.context, window.new, window.cursor
             skipped = window.skipped_bytes
         else:
             context_turns, new_turns, following, skipped = [], list(source.turns or []), cursor, 0
         if source.extra_assistant and source.extra_assistant.strip():
-            from habitus.harness.transcripts import Turn as TurnType
+            from habitus.harness.transcripts import Turn
 
             seen = "\n".join(t.assistant for t in new_turns)
             if source.extra_assistant.strip() not in seen:
-                new_turns.append(TurnType(user="", assistant=source.extra_assistant, continued=True))
+                new_turns.append(Turn(user="", assistant=source.extra_assistant, continued=True))
         protection = protect.Policy.build(
             source.cwd,
-            repo=policy.repo,
-            user_paths=policy.protected_paths,
-            project_paths=policy.project_paths,
-            exceptions=policy.protected_exceptions,
+            repo=rules.repo,
+            user_paths=rules.protected_paths,
+            project_paths=rules.project_paths,
+            exceptions=rules.protected_exceptions,
         )
-        s = slicemod.build(context_turns, new_turns, policy.max_slice_chars, protection)
+        s = slice.build(context_turns, new_turns, rules.max_slice_chars, protection)
         s.skipped_bytes = skipped
         outcome.slice = s.summary()
         if not s.has_new:
@@ -192,12 +189,12 @@ def run(
                 raise
             failures.append(f"local:{exc.code}")
             outcome.reviewers["local"] = {"status": "failed", "reason": exc.code}
-        if policy.model:
+        if rules.model:
             from habitus.advise import model
             from habitus.models import ModelError
 
             try:
-                found = model.review(settings, policy, s.render())
+                found = model.review(settings, rules, s.render())
                 outcome.reviewers["model"] = {"status": "ok", "silent": found is None}
                 if found is not None:
                     candidates.append(found)
@@ -206,10 +203,10 @@ def run(
                 outcome.reviewers["model"] = {"status": "failed", "reason": exc.reason}
         else:
             outcome.reviewers["model"] = {"status": "off"}
-        candidates.sort(key=lambda c: (-notemod.RANK.get(c.severity, 0), c.reviewer != "local", -c.rank))
+        candidates.sort(key=lambda c: (-notes.RANK.get(c.severity, 0), c.reviewer != "local", -c.rank))
 
         # -- validate, dedupe, deliver at most one --------------------------------------------------------
-        checked = [_check(c, policy, protection) for c in candidates]
+        checked = [_check(c, rules, protection) for c in candidates]
         with ledger.tx():
             fresh = store.cursor(conn, scope)
             if not store.same_cursor(cursor, fresh):
@@ -228,21 +225,21 @@ def run(
                     item["why"] = problem
                     counts["dropped"] += 1
                     continue
-                finding = notemod.finding_hash(candidate.key)
+                finding = notes.finding_hash(candidate.key)
                 item["id"] = finding[: mutes.SHOW_PREFIX]
                 if chosen is not None:
                     item["decision"] = "held"
                     counts["held"] += 1
                     continue
-                signature = notemod.signature(candidate.note)
-                decision = notemod.decide(
+                signature = notes.signature(candidate.note)
+                decision = notes.decide(
                     severity=candidate.severity,
                     note_signature=signature,
                     previous=store.delivered(conn, source.session, finding),
                     muted=finding in muted,
                     turn=turn,
-                    reraise_min_turns=policy.reraise_min_turns,
-                    threshold_bp=policy.similarity_threshold_bp,
+                    reraise_min_turns=rules.reraise_min_turns,
+                    threshold_bp=rules.similarity_threshold_bp,
                 )
                 action = decision.action
                 item["decision"] = "delivered" if action == "deliver" else action
@@ -252,7 +249,7 @@ def run(
                     conn,
                     scope=source.session,
                     finding=finding,
-                    label=notemod.label_of(candidate.key),
+                    label=notes.label_of(candidate.key),
                     reviewer=candidate.reviewer,
                     severity=candidate.severity,
                     signature=signature,
@@ -272,7 +269,7 @@ def run(
                     continue
                 counts["delivered"] += 1
                 channel = route(candidate)
-                if channel == "block" and (not policy.block or clock.last_block == finding):
+                if channel == "block" and (not rules.block or clock.last_block == finding):
                     channel = None  # never block twice in a row for one finding: wait for the next prompt
                 if channel == "block":
                     block_mark = finding
@@ -291,7 +288,7 @@ def run(
                     "finding": finding,
                     "note": candidate.note,
                     "severity": candidate.severity,
-                    "findingKey": notemod.label_of(candidate.key),
+                    "findingKey": notes.label_of(candidate.key),
                     "tag": decision.tag,
                     "reviewer": candidate.reviewer,
                     "delivery": channel or "pending",
@@ -337,16 +334,16 @@ def _check(candidate: Candidate, policy: Any, protection: Any) -> tuple[Candidat
     """The candidate fitted to the note limit, and why it must be dropped (None to keep it)."""
     from habitus.redact import looks_sensitive, redact
 
-    if candidate.severity not in notemod.RANK:
+    if candidate.severity not in notes.RANK:
         return candidate, "bad_severity"
-    if notemod.content_free(candidate.note):
+    if notes.content_free(candidate.note):
         return candidate, "content_free"
     key = " ".join(candidate.key.split())
-    if not key or len(key) > notemod.MAX_KEY_CHARS:
+    if not key or len(key) > notes.MAX_KEY_CHARS:
         return candidate, "bad_finding_key"
     if protection.touches(candidate.note) or protection.touches(key):
         return candidate, "protected_path"
-    note, _ = redact(notemod.fit(candidate.note, policy.max_note_chars))
+    note, _ = redact(notes.fit(candidate.note, policy.max_note_chars))
     label, _ = redact(key)
     if looks_sensitive(note) or looks_sensitive(label):
         return candidate, "sensitive"
@@ -360,12 +357,11 @@ def take_pending(
     """The notes waiting for this session's next prompt (marked delivered), and the health row. Muted
     findings are dropped here too: a mute issued after a review still stops its pending note. Nothing
     is created: without an up-to-date ledger there is nothing to deliver."""
-    from habitus.advise import mutes
-    from habitus.advise import policy as policymod
+    from habitus.advise import mutes, policy
     from habitus.state import config
 
-    policy = policymod.load(config.load(root), cwd)
-    if not policy.enabled:
+    rules = policy.load(config.load(root), cwd)
+    if not rules.enabled:
         return [], {}
     with store.reading(root, wait=wait) as conn:
         if conn is None:
@@ -378,7 +374,7 @@ def take_pending(
         return [], row
     muted = mutes.load(root).ids
     with store.writing(root, wait=wait) as conn:
-        taken = store.take_pending(conn, session, muted=muted, max_age_hours=policy.pending_hours)
+        taken = store.take_pending(conn, session, muted=muted, max_age_hours=rules.pending_hours)
         return taken, store.health(conn)
 
 

@@ -24,7 +24,7 @@ from habitus.advise.store import Cursor
 from habitus.state import files
 
 if TYPE_CHECKING:
-    from habitus.advise.protect import Policy as Protection
+    from habitus.advise import protect
     from habitus.harness.transcripts import Turn
 
 MAX_WINDOW_BYTES = 4 * 1024 * 1024  # at most this much transcript is read per review
@@ -87,7 +87,7 @@ class Slice:
         }
 
 
-def _clean(text: str, protection: Protection, s: Slice) -> str:
+def _clean(text: str, protection: protect.Policy, s: Slice) -> str:
     from habitus.redact import looks_sensitive, redact
 
     masked, hits = protection.mask(text)
@@ -119,14 +119,14 @@ def entries_of(turns: list[Turn], *, new: bool) -> list[Entry]:
     return out
 
 
-def _cleaned(entry: Entry, protection: Protection, s: Slice) -> Entry:
+def _cleaned(entry: Entry, protection: protect.Policy, s: Slice) -> Entry:
     if entry.role == "tool" and entry.text and protection.touches(entry.text):
         s.protected += 1  # a tool call on a protected path is withheld whole
         return Entry("tool", MARK, entry.new, entry.name, entry.status)
     return Entry(entry.role, _clean(entry.text, protection, s), entry.new, entry.name, entry.status)
 
 
-def _fill(group: list[Entry], room: int, protection: Protection, s: Slice) -> tuple[list[Entry], int]:
+def _fill(group: list[Entry], room: int, protection: protect.Policy, s: Slice) -> tuple[list[Entry], int]:
     """The newest entries of one group, cleaned, that fit in `room` characters (with its header), and
     the size used. Entries are cleaned newest first and only while there is room, so a long turn costs
     what fits, not what it holds."""
@@ -154,7 +154,7 @@ def _fill(group: list[Entry], room: int, protection: Protection, s: Slice) -> tu
     return list(reversed(chosen)), room - left
 
 
-def build(context: list[Turn], new: list[Turn], budget: int, protection: Protection) -> Slice:
+def build(context: list[Turn], new: list[Turn], budget: int, protection: protect.Policy) -> Slice:
     """The slice of these turns within `budget` rendered characters (headers included). New work comes
     first, but up to a sixth of the budget stays for the earlier part of the turn when there is one."""
     s = Slice()

@@ -339,6 +339,12 @@ def record_outcome(conn: sqlite3.Connection, *, failed: str | None) -> bool:
     return False
 
 
+def resume_reviews(root: StateRoot, *, wait: float) -> bool:
+    """`resume` in its own write transaction on the root's ledger."""
+    with writing(root, wait=wait) as conn:
+        return resume(conn)
+
+
 def resume(conn: sqlite3.Connection) -> bool:
     """Lift a pause; True when advise was paused."""
     was = health(conn).get("paused_at") is not None

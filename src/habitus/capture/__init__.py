@@ -1,4 +1,4 @@
-"""Capture: hook events, transcripts and pairs in; bounded, redacted observations appended to the log.
+"""Capture: hook events, transcripts and pairs in; bounded, redacted observations appended to the observations.
 
 Every stored observation is one user/assistant pair:
 
@@ -53,8 +53,7 @@ from habitus.errors import HabitusError
 from habitus.harness.events import HookEvent
 from habitus.harness.transcripts import DEFAULT_MAX_BYTES, Turn, turns_from_pi_messages
 from habitus.redact import clean_stamp, looks_sensitive, redact
-from habitus.state import files
-from habitus.state import observations as log
+from habitus.state import files, observations
 from habitus.state.root import StateRoot
 
 MAX_USER_BYTES = 16 * 1024
@@ -136,7 +135,7 @@ def _fit(payload: dict[str, Any], origin: dict[str, Any]) -> bool:
     the prompt is made of characters that JSON escapes, 6 bytes each) the prompt from the back."""
     cut = _fit_assistant(payload, origin)
     user = payload["user"]
-    while log.record_size(payload, origin) > log.MAX_RECORD_BYTES - 256 and user:
+    while observations.record_size(payload, origin) > observations.MAX_RECORD_BYTES - 256 and user:
         user = user[: len(user) // 2]
         payload["user"] = f"{user}\n{USER_MARKER}"
         cut = True
@@ -147,7 +146,7 @@ def _fit_assistant(payload: dict[str, Any], origin: dict[str, Any]) -> bool:
     """Shorten payload["assistant"] from the front until the record fits. Returns True if it cut."""
     cut = False
     for _ in range(8):
-        over = log.record_size(payload, origin) - log.MAX_RECORD_BYTES + 256
+        over = observations.record_size(payload, origin) - observations.MAX_RECORD_BYTES + 256
         if over <= 0:
             return cut
         text = payload["assistant"]
@@ -162,7 +161,7 @@ def _fit_assistant(payload: dict[str, Any], origin: dict[str, Any]) -> bool:
 
 def entry_for(
     turn: Turn, *, harness: str, source: str, event: str | None
-) -> tuple[log.NewObservation | None, int, str]:
+) -> tuple[observations.NewObservation | None, int, str]:
     """(entry or None, redactions, why-not) for one turn: redacted, bounded, post-checked."""
     if not turn.kept:
         return None, 0, "incomplete"
@@ -197,8 +196,12 @@ def entry_for(
     key: Any = turn.key
     if key is None:
         key = [turn.user_at, _digest(user), _digest(assistant)]
-    fingerprint = log.fingerprint(harness, turn.session_id or "", key)
-    return log.NewObservation(payload=payload, origin=origin, fingerprint=fingerprint), redactions, ""
+    fingerprint = observations.fingerprint(harness, turn.session_id or "", key)
+    return (
+        observations.NewObservation(payload=payload, origin=origin, fingerprint=fingerprint),
+        redactions,
+        "",
+    )
 
 
 def _digest(text: str) -> str:
@@ -234,7 +237,9 @@ def capture_turns(
             tally.dropped_incomplete += 1
     if not entries:
         return tally
-    result = log.append(root, entries, wait=wait, full_dedupe=full_dedupe, retention_days=retention_days)
+    result = observations.append(
+        root, entries, wait=wait, full_dedupe=full_dedupe, retention_days=retention_days
+    )
     tally.appended = result.appended
     tally.duplicates = result.duplicates
     tally.generation = result.generation
@@ -256,7 +261,7 @@ def import_transcript(
     max_bytes: int = DEFAULT_MAX_BYTES,
     progress: Callable[[int, int | None], None] | None = None,
 ) -> CaptureResult:
-    """Import a whole transcript in bounded windows; every window is deduplicated against the whole log.
+    """Import a whole transcript in bounded windows; every window is deduplicated against the whole observations.
     `progress(bytes done, bytes in the file)` is called as the turns of each window are redacted."""
     from habitus.harness.transcripts import read_transcript
 

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from habitus import io
+from habitus.dispatch import StateGroup
 from habitus.errors import HabitusError, bad_request
 from habitus.options import harness_option, output_options, state_options
 from habitus.state import config
@@ -32,7 +33,7 @@ MAN = {
 }
 
 
-@click.group(invoke_without_command=True)
+@click.group(cls=StateGroup, invoke_without_command=True)
 @click.option(
     "--transcript",
     type=click.Path(path_type=Path, dir_okay=False),
@@ -159,15 +160,9 @@ def mute(ctx: click.Context, finding_id: str, root: StateRoot, wait: float, pret
     Example:  habitus advise mute 1a2b3c4d
     """
     root, wait, pretty = _state(ctx, root, wait, pretty)
-    from habitus.advise import mutes, store
+    from habitus.advise import mutes
 
-    mutes.check_prefix(finding_id)
-    mutes.load(root)  # a broken mutes file is refused before anything else
-    with store.reading(root, wait=wait) as conn:
-        recent = store.recent_findings(conn) if conn is not None else []
-    found = mutes.resolve(finding_id, recent, among="recent finding")
-    changed = mutes.change(root, found["finding"], label=found["label"], wait=wait)
-    io.write_result(_entry(found["finding"], found["label"], changed), pretty=pretty)
+    io.write_result(mutes.mute(root, finding_id, wait=wait), pretty=pretty)
 
 
 @cli.command("unmute")
@@ -186,13 +181,7 @@ def unmute(ctx: click.Context, finding_id: str, root: StateRoot, wait: float, pr
     root, wait, pretty = _state(ctx, root, wait, pretty)
     from habitus.advise import mutes
 
-    found = mutes.resolve(finding_id, mutes.load(root).entries, among="mute")
-    changed = mutes.change(root, found["id"], label=None, wait=wait)
-    io.write_result(_entry(found["id"], found["label"], changed), pretty=pretty)
-
-
-def _entry(finding: str, label: str, changed: bool) -> dict[str, Any]:
-    return {"id": finding[:8], "finding": finding, "label": label, "changed": changed}
+    io.write_result(mutes.unmute(root, finding_id, wait=wait), pretty=pretty)
 
 
 @cli.command("mutes")
@@ -208,13 +197,7 @@ def list_mutes(ctx: click.Context, root: StateRoot, wait: float, pretty: bool) -
     root, wait, pretty = _state(ctx, root, wait, pretty)
     from habitus.advise import mutes
 
-    entries = mutes.load(root).entries
-    hashes = [e["id"] for e in entries]
-    items = [
-        {"id": mutes.shortest_unique(e["id"], hashes), "finding": e["id"], "label": e["label"], "at": e["at"]}
-        for e in entries
-    ]
-    io.write_result({"items": items, "count": len(items)}, pretty=pretty, human="advise.mutes")
+    io.write_result(mutes.listing(root), pretty=pretty, human="advise.mutes")
 
 
 @cli.command("resume")
@@ -233,6 +216,4 @@ def resume(ctx: click.Context, root: StateRoot, wait: float, pretty: bool) -> No
     root, wait, pretty = _state(ctx, root, wait, pretty)
     from habitus.advise import store
 
-    with store.writing(root, wait=wait) as conn:
-        resumed = store.resume(conn)
-    io.write_result({"resumed": resumed}, pretty=pretty)
+    io.write_result({"resumed": store.resume_reviews(root, wait=wait)}, pretty=pretty)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from habitus import io
+from habitus.dispatch import StateCommand
 from habitus.options import output_options, state_options
 from habitus.state.root import StateRoot
 
@@ -27,7 +28,7 @@ MAN = {
 }
 
 
-@click.command()
+@click.command(cls=StateCommand)
 @click.option(
     "--dry-run",
     is_flag=True,

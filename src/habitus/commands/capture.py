@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from habitus import codec, io
+from habitus.dispatch import StateCommand
 from habitus.errors import HabitusError, bad_request
 from habitus.options import (
     harness_option,
@@ -34,7 +35,7 @@ MAN = {
 }
 
 
-@click.command()
+@click.command(cls=StateCommand)
 @click.argument("notify_json", required=False, metavar="[EVENT_JSON]")
 @click.option(
     "--transcript",

@@ -7,9 +7,10 @@ from typing import Any
 import click
 
 from habitus import io
+from habitus.dispatch import StateGroup
 from habitus.errors import HabitusError, bad_request
 from habitus.options import output_options, state_options
-from habitus.state import config as configuration
+from habitus.state import config
 from habitus.state.root import StateRoot
 from habitus.state.settings import SETTINGS, lookup
 
@@ -23,7 +24,7 @@ MAN = {
 }
 
 
-@click.group()
+@click.group(cls=StateGroup)
 def cli() -> None:
     """Read and change settings in config.toml.
 
@@ -59,12 +60,13 @@ def get_command(key: str | None, root: StateRoot, wait: float, pretty: bool) -> 
     Example:  habitus config get capture.enabled
     """
     key = _key_from(key, None if key else io.read_request())
-    config = configuration.load(root)
-    value = config.get(key)
+    settings = config.load(root)
+    value = settings.get(key)
     setting = lookup(key)
     assert setting is not None
     io.write_result(
-        {"key": key, "value": value, "default": setting.default, "source": config.source(key)}, pretty=pretty
+        {"key": key, "value": value, "default": setting.default, "source": settings.source(key)},
+        pretty=pretty,
     )
 
 
@@ -98,8 +100,8 @@ def set_command(key: str | None, value: str | None, root: StateRoot, wait: float
             raise HabitusError(
                 "unknown_key", f"{key}: no such setting", hint="`habitus config describe` lists them"
             )
-        typed = configuration.parse_text(setting, key, value)
-    configuration.set_value(root, key, typed, wait=wait)
+        typed = config.parse_text(setting, key, value)
+    config.set_value(root, key, typed, wait=wait)
     io.write_result({"key": key, "value": typed, "path": str(root.config)}, pretty=pretty)
 
 
@@ -113,8 +115,8 @@ def unset_command(key: str, root: StateRoot, wait: float, pretty: bool) -> None:
     \b
     Example:  habitus config unset capture.retention_days
     """
-    config = configuration.unset_value(root, key, wait=wait)
-    io.write_result({"key": key, "value": config.get(key), "path": str(root.config)}, pretty=pretty)
+    settings = config.unset_value(root, key, wait=wait)
+    io.write_result({"key": key, "value": settings.get(key), "path": str(root.config)}, pretty=pretty)
 
 
 @cli.command("show")
@@ -126,13 +128,13 @@ def show_command(root: StateRoot, wait: float, pretty: bool) -> None:
     \b
     Example:  habitus config show --pretty
     """
-    config = configuration.load(root)
+    settings = config.load(root)
     io.write_result(
         {
             "path": str(root.config),
-            "exists": config.exists,
-            "settings": config.effective(),
-            "unknown_keys": sorted(config.unknown),
+            "exists": settings.exists,
+            "settings": settings.effective(),
+            "unknown_keys": sorted(settings.unknown),
         },
         pretty=pretty,
     )
@@ -188,11 +190,11 @@ def preset_command(
         preset, name=name, model=model, url=url, program=program, uses=uses or presets.DEFAULT_USES
     )
     for key, value in values.items():
-        configuration.check_value(key, value)  # refuse before anything is written
+        config.check_value(key, value)  # refuse before anything is written
     for key, value in values.items():
-        configuration.set_value(root, key, value, wait=wait)
-    config = configuration.load(root)
-    entry = next(item for item in presets.configured(config) if item["name"] == name)
+        config.set_value(root, key, value, wait=wait)
+    settings = config.load(root)
+    entry = next(item for item in presets.configured(settings) if item["name"] == name)
     io.write_result({"model": entry, "path": str(root.config)}, pretty=pretty)
 
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
-import time
 from typing import Any
 
 import click
 
 from habitus import io
+from habitus.dispatch import StateGroup
 from habitus.errors import HabitusError, bad_request
 from habitus.options import output_options, state_options
 from habitus.state.root import StateRoot
@@ -23,10 +22,8 @@ MAN = {
     "files": "<root>/ledger.sqlite (relations, audit, vectors); the embedding model (see habitus-model(1)).",
 }
 
-_ID = re.compile(r"^r-[0-9a-f]{12}$")
 
-
-@click.group()
+@click.group(cls=StateGroup)
 def cli() -> None:
     """Find and resolve possible duplicate habits.
 
@@ -95,8 +92,6 @@ def list_command(show_all: bool, root: StateRoot, wait: float, pretty: bool) -> 
 
     with Ledger.open(root, wait=wait) as ledger:
         result = list_relations(ledger, include_decided=show_all)
-    expires = result.pop("snapshot_expires_ms")
-    result["snapshot_expires_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(expires / 1000))
     io.write_result(result, pretty=pretty, human="dedupe.list")
 
 
@@ -152,15 +147,7 @@ def resolve_command(
         raise HabitusError("usage", "--action is required: merge, supersede, archive or keep-separate")
     assert isinstance(ref, str)
     with Ledger.open(root, wait=wait) as ledger:
-        if ref.isdigit():
-            relation_id, shown = snapshot.resolve(ledger.conn, "relations", int(ref))
-            if checksum is not None and not shown.startswith(checksum):
-                raise HabitusError("stale", f"item {ref} of the last list has another checksum")
-            checksum = shown
-        elif _ID.match(ref):
-            relation_id = ref
-        else:
-            raise HabitusError("usage", "REF: expected a list number or a relation id like r-0123456789ab")
+        relation_id, checksum = snapshot.target(ledger, "relations", ref, checksum)
         embedder: Any = None
         if action in ("merge", "supersede"):
             from habitus.models.embedders import load_embedder

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from habitus import io
+from habitus.dispatch import StateCommand
 from habitus.options import output_options, state_options
 from habitus.state.root import StateRoot
 
@@ -20,7 +21,7 @@ MAN = {
 }
 
 
-@click.command()
+@click.command(cls=StateCommand)
 @click.option(
     "--cases",
     "cases_path",

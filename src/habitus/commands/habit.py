@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
-import time
 from typing import Any
 
 import click
 
 from habitus import io
+from habitus.dispatch import StateCommand, StateGroup
 from habitus.errors import HabitusError, bad_request
 from habitus.options import output_options, state_options
 from habitus.state.root import StateRoot
@@ -42,10 +41,9 @@ MAN = {
 }
 
 REF_HELP = "A number from the last `habit list` (valid 15 minutes) or a habit id (h-...)."
-_ID = re.compile(r"^h-[0-9a-f]{12}$")
 
 
-@click.group()
+@click.group(cls=StateGroup)
 def cli() -> None:
     """Review habits: list, show, declare, approve, reject, ...
 
@@ -90,22 +88,9 @@ def _target(ledger: Any, ref: str | None, checksum: str | None) -> tuple[str, st
         if given is not None and not isinstance(given, str):
             raise bad_request("checksum", "expected a string")
         checksum = given
-    if ref.isdigit():
-        from habitus.habits import snapshot
+    from habitus.habits import snapshot
 
-        habit_id, shown = snapshot.resolve(ledger.conn, "habits", int(ref))
-        if checksum is not None and not shown.startswith(checksum):
-            raise HabitusError("stale", f"item {ref} of the last list has another checksum")
-        return habit_id, shown
-    if not _ID.match(ref):
-        raise HabitusError("usage", "REF: expected a list number or a habit id like h-0123456789ab")
-    return ref, checksum
-
-
-def _stage(habit: dict[str, Any], observations: int, days: int) -> str:
-    from habitus.habits.detail import stage
-
-    return stage(habit, observations, days)
+    return snapshot.target(ledger, "habits", ref, checksum)
 
 
 @cli.command("list")
@@ -130,42 +115,11 @@ def list_command(
     \b
     Example:  habitus habit list --status candidate | jq -r '.items[] | "\\(.n) \\(.condition)"'
     """
-    from habitus.habits import snapshot, store
-    from habitus.habits.law import load_law
-    from habitus.habits.lifecycle import public
+    from habitus.habits.listing import listing
 
-    wanted = statuses or tuple(s for s in store.STATUSES if show_all or s != "archived")
     with _open(root, wait) as ledger:
-        law = load_law(root)
-        with ledger.tx():
-            found = store.habits(ledger.conn, wanted)
-            stats = store.evidence_stats(ledger.conn)
-            pending: dict[str, list[str]] = {}
-            for relation in store.relations(ledger.conn, pending=True):
-                for side in ("habit_a", "habit_b"):
-                    pending.setdefault(relation[side], []).append(relation["id"])
-            expires = snapshot.write(ledger.conn, "habits", [(h["id"], h["wording"]) for h in found])
-            counts = store.counts(ledger.conn)
-    items = []
-    for number, habit in enumerate(found, start=1):
-        observations, days = stats.get(habit["id"], (0, 0))
-        item = {"n": number, **public(habit, law)}
-        item["evidence"] = {
-            "observations": observations,
-            "days": days,
-            "stage": _stage(habit, observations, days),
-        }
-        item["pending_relations"] = pending.get(habit["id"], [])
-        items.append(item)
-    io.write_result(
-        {
-            "items": items,
-            "counts": counts,
-            "snapshot_expires_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(expires / 1000)),
-        },
-        pretty=pretty,
-        human="habit.list",
-    )
+        result = listing(ledger, statuses, archived=show_all)
+    io.write_result(result, pretty=pretty, human="habit.list")
 
 
 @cli.command("show")
@@ -235,7 +189,7 @@ def declare_command(
       habitus habit declare --condition "When writing a commit message" --behavior "Use the imperative" \\
           --example "commit this" --example "schreib die Commit-Nachricht"
     """
-    from habitus.habits import examples as exemplars
+    from habitus.habits import examples
     from habitus.habits.lifecycle import DECLARED_CONFIDENCE, declare
 
     given: object = list(example_texts)
@@ -257,17 +211,15 @@ def declare_command(
     clean_field("behavior", behavior)
     check_polarity(polarity_value)
     check_bp("confidence_bp", confidence)
-    if not isinstance(given, list) or len(given) > exemplars.MAX_PER_HABIT:
-        raise bad_request("examples", f"expected a list of at most {exemplars.MAX_PER_HABIT} strings")
-    texts = [exemplars.clean(t, f"examples[{i}]") for i, t in enumerate(given)]
+    if not isinstance(given, list) or len(given) > examples.MAX_PER_HABIT:
+        raise bad_request("examples", f"expected a list of at most {examples.MAX_PER_HABIT} strings")
+    texts = [examples.clean(t, f"examples[{i}]") for i, t in enumerate(given)]
     with _open(root, wait) as ledger:
         embedder = _embedder(root)
         result = declare(ledger, condition, behavior, polarity_value, confidence, embedder=embedder)
         if texts:
-            exemplars.attach(ledger, embedder, result["habit"]["id"], texts, "declared")
-            result["examples"] = [
-                exemplars.public(e) for e in exemplars.of(ledger.conn, result["habit"]["id"])
-            ]
+            examples.attach(ledger, embedder, result["habit"]["id"], texts, "declared")
+            result["examples"] = examples.listed(ledger, result["habit"]["id"])
     io.write_result(result, pretty=pretty)
 
 
@@ -299,13 +251,13 @@ def example_add_command(ref: str, text: str, root: StateRoot, wait: float, prett
     \b
     Example:  habitus habit example add 2 "can you cut the 2.1 release"
     """
-    from habitus.habits import examples as exemplars
+    from habitus.habits import examples
 
-    cleaned = exemplars.clean(text, "text")
+    cleaned = examples.clean(text, "text")
     with _open(root, wait) as ledger:
         habit_id, _ = _target(ledger, ref, None)
-        exemplars.attach(ledger, _embedder(root), habit_id, [cleaned], "confirmed")
-        items = [exemplars.public(e) for e in exemplars.of(ledger.conn, habit_id)]
+        examples.attach(ledger, _embedder(root), habit_id, [cleaned], "confirmed")
+        items = examples.listed(ledger, habit_id)
     io.write_result({"habit": habit_id, "examples": items}, pretty=pretty)
 
 
@@ -319,11 +271,11 @@ def example_list_command(ref: str, root: StateRoot, wait: float, pretty: bool) -
     \b
     Example:  habitus habit example list 2 | jq -r '.examples[].text'
     """
-    from habitus.habits import examples as exemplars
+    from habitus.habits import examples
 
     with _open(root, wait) as ledger:
         habit_id, _ = _target(ledger, ref, None)
-        items = [exemplars.public(e) for e in exemplars.of(ledger.conn, habit_id)]
+        items = examples.listed(ledger, habit_id)
     io.write_result({"habit": habit_id, "examples": items}, pretty=pretty)
 
 
@@ -338,20 +290,19 @@ def example_remove_command(ref: str, example_id: int, root: StateRoot, wait: flo
     \b
     Example:  habitus habit example remove 2 3
     """
-    from habitus.habits import examples as exemplars
+    from habitus.habits import examples
 
     with _open(root, wait) as ledger:
         habit_id, _ = _target(ledger, ref, None)
-        with ledger.tx():
-            exemplars.remove(ledger.conn, habit_id, example_id, "user")
-        items = [exemplars.public(e) for e in exemplars.of(ledger.conn, habit_id)]
+        examples.remove_one(ledger, habit_id, example_id, "user")
+        items = examples.listed(ledger, habit_id)
     io.write_result({"habit": habit_id, "examples": items}, pretty=pretty)
 
 
 def _action(
     name: str, summary: str, example: str, needs_model: bool, checksum_required: bool
 ) -> click.Command:
-    @click.command(name)
+    @click.command(name, cls=StateCommand)
     @click.argument("ref", required=False, metavar="[REF]")
     @click.option(
         "--checksum", metavar="HEX", help="The checksum shown by `habit list`/`habit show` (>= 12 hex)."

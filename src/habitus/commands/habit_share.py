@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from habitus import io
+from habitus.dispatch import StateCommand
 from habitus.errors import HabitusError
 from habitus.options import output_options, state_options
 from habitus.state.root import StateRoot
@@ -20,44 +21,6 @@ if TYPE_CHECKING:
 FORMATS = ("claude-md", "agents-md", "cursor", "gemini")
 PROJECT_FILE = "HABITS.md"
 EXPORT_LIMIT = 10_000
-
-
-def _approved(root: StateRoot, wait: float) -> tuple[list[Any], int]:
-    """The active, approved, law-valid habits that apply here (personal ones, and project ones of the
-    repository around the current directory), re-checked by the wording law (redactor included), and
-    how many active habits that apply here were left out (checked against an older law: `habit recheck`)."""
-    from habitus.habits.law import load_law
-    from habitus.habits.scope import repo_of
-    from habitus.habits.share import Shown
-    from habitus.habits.store import Ledger, active_habits
-    from habitus.habits.wording import clean_field
-
-    ledger = Ledger.open_read(root, wait=wait)
-    if ledger is None:
-        return [], 0
-    repo = repo_of(None)
-    with ledger:
-        found = active_habits(ledger.conn, load_law(root), repo=repo, limit=EXPORT_LIMIT)
-        active = ledger.conn.execute(
-            "SELECT COUNT(*) FROM habits WHERE status = 'active' AND (projects IS NULL OR EXISTS "
-            "(SELECT 1 FROM json_each(habits.projects) WHERE json_each.value = ?))",
-            (repo,),
-        ).fetchone()[0]
-    shown = []
-    for habit in found:
-        try:
-            clean_field("condition", habit.condition)
-            clean_field("behavior", habit.behavior)
-        except HabitusError:
-            raise HabitusError(
-                "refused",
-                f"habit {habit.id}: its wording no longer passes the redactor; nothing was exported",
-                hint=f"`habitus habit show {habit.id}`, then archive it or declare a clean wording",
-                reason="secret",
-                id=habit.id,
-            ) from None
-        shown.append(Shown(habit.condition, habit.behavior, habit.polarity, habit.wording))
-    return shown, int(active) - len(shown)
 
 
 def _listed(before: Any, where: str) -> list[Any]:
@@ -83,7 +46,7 @@ def _listed(before: Any, where: str) -> list[Any]:
     ]
 
 
-@click.command("export")
+@click.command("export", cls=StateCommand)
 @click.option(
     "--format",
     "format_name",
@@ -155,7 +118,9 @@ def export_command(
         before = shared_file.read_target(check)
         habits, left_out = (_listed(before, str(check)) if before.exists else []), 0
     else:
-        habits, left_out = _approved(root, wait)
+        from habitus.habits.exported import exportable
+
+        habits, left_out = exportable(root, wait=wait, limit=EXPORT_LIMIT)
         before = shared_file.read_target(target) if target is not None else None
     block = share.render(habits)
     if target is None:
@@ -196,7 +161,7 @@ def export_command(
     io.write_result({**result, "changed": changed, "created": not before.exists}, pretty=pretty)
 
 
-@click.command("import")
+@click.command("import", cls=StateCommand)
 @click.argument("file", required=False, type=click.Path(path_type=Path))
 @click.option(
     "--project",

@@ -18,6 +18,7 @@ from habitus.commands.memory_common import (
     store_option,
     timestamp,
 )
+from habitus.dispatch import ReportCommand, StateCommand, StateGroup
 from habitus.errors import HabitusError, bad_request
 from habitus.options import harness_option, output_options, state_options, stream_options
 from habitus.state.root import StateRoot
@@ -58,7 +59,7 @@ MAN = {
 }
 
 
-@click.group()
+@click.group(cls=StateGroup)
 def cli() -> None:
     """Retain, recall and retrieve durable memories.
 
@@ -344,7 +345,7 @@ def remove_command(
 
 
 def _pin_command(name: str, summary: str, example: str) -> click.Command:
-    @click.command(name)
+    @click.command(name, cls=StateCommand)
     @click.argument("memory_id", metavar="ID", required=False)
     @store_option
     @state_options
@@ -407,7 +408,7 @@ def index_command(
       habitus memory index | jq -r .text
       habitus memory index --harness claude-code   # in .claude/settings.json hooks
     """
-    from habitus.memory import index, stores
+    from habitus.memory import index
     from habitus.state import config
 
     request = io.read_request()
@@ -428,15 +429,9 @@ def index_command(
         )
         if isinstance(budget, bool) or not isinstance(budget, int) or not 0 <= budget <= 100_000:
             raise bad_request("budget", "expected an integer from 0 to 100000")
-    if store:
-        targets = [stores.open_store(root, store, wait=wait, cwd=cwd_path)]
-    else:
-        targets = stores.both(root, wait=wait, cwd=cwd_path)
-    try:
-        result = index.build(targets, budget=budget, now=timestamp(), per_store=per_store)
-    finally:
-        for target in targets:
-            target.close()
+    result = index.of_root(
+        root, store=store, wait=wait, cwd=cwd_path, budget=budget, now=timestamp(), per_store=per_store
+    )
     if harness is None or event is None:
         io.write_result(result, pretty=pretty)
         return
@@ -485,7 +480,7 @@ def index_vectors_command(
     io.write_result(result, pretty=pretty)
 
 
-@cli.command("verify")
+@cli.command("verify", cls=ReportCommand)
 @store_option
 @state_options
 @output_options

@@ -10,6 +10,7 @@ import click
 
 from habitus import io
 from habitus.commands.memory_common import merge, open_store, store_option
+from habitus.dispatch import StateCommand
 from habitus.errors import HabitusError, bad_request
 from habitus.options import harness_option, output_options, state_options, transcript_format_option
 from habitus.state.root import StateRoot
@@ -31,9 +32,9 @@ class _Options(TypedDict):
 
 
 def _config(root: StateRoot) -> Any:
-    from habitus.state import config as configuration
+    from habitus.state import config
 
-    return configuration.load(root)
+    return config.load(root)
 
 
 def _positive(value: Any, field: str, maximum: int) -> int:
@@ -48,7 +49,7 @@ def _model(config: Any) -> tuple[str, Any] | None:
     return model.configured(config)
 
 
-@click.command("observe")
+@click.command("observe", cls=StateCommand)
 @click.option(
     "--stream",
     help="Whose watermark this advances, e.g. a session id (default: default; with --transcript the "
@@ -98,9 +99,8 @@ def observe_command(stream: str | None, transcript: Path | None, fmt: str, chunk
       habitus memory observe --transcript ~/.claude/projects/x/0b6f….jsonl
       habitus memory observe --harness claude-code          # in a Stop hook
     """
-    from habitus.memory import model as models
-    from habitus.memory import observe
-    from habitus.memory import transcript as transcript_reader
+    from habitus.memory import model, observe
+    from habitus.memory.transcript import observe_transcript
 
     if harness is not None and transcript is not None:
         raise HabitusError("usage", "--transcript reads a file; it does not combine with --harness")
@@ -110,7 +110,7 @@ def observe_command(stream: str | None, transcript: Path | None, fmt: str, chunk
     chosen = _model(config)
     if chosen is not None:
         name, budget = chosen
-        observer = models.ModelObserver(config, name)
+        observer = model.ModelObserver(config, name)
         chars, known = min(chars, budget.observe_chunk), budget.observe_known
     fmt_name = None if fmt == "auto" else fmt
     options: _Options = {"chunk_chars": chars, "observer": observer, "known_chars": known}
@@ -122,9 +122,7 @@ def observe_command(stream: str | None, transcript: Path | None, fmt: str, chunk
     if transcript is not None:
         target = open_store(root, wait, store, {})
         try:
-            result = transcript_reader.observe_transcript(
-                target, transcript, stream=stream, format=fmt_name, **options
-            )
+            result = observe_transcript(target, transcript, stream=stream, format=fmt_name, **options)
         finally:
             target.close()
         io.write_result(result, pretty=pretty)
@@ -143,7 +141,7 @@ def _observe_hook(harness: str, request: dict[str, Any], *, stream: str | None, 
     """Hook mode: observe what the event points at; print nothing."""
     from habitus.harness.events import parse_event
     from habitus.memory import observe, stores
-    from habitus.memory import transcript as transcript_reader
+    from habitus.memory.transcript import iso, observe_transcript
 
     event = parse_event(harness, request)
     if event.kind not in OBSERVE_EVENTS:
@@ -155,14 +153,12 @@ def _observe_hook(harness: str, request: dict[str, Any], *, stream: str | None, 
         # that, so its event's own pair is observed instead.
         if event.transcript_path and harness != "gemini":
             fmt = None if harness == "generic" else harness
-            transcript_reader.observe_transcript(
-                target, Path(event.transcript_path), stream=stream, format=fmt, **options
-            )
+            observe_transcript(target, Path(event.transcript_path), stream=stream, format=fmt, **options)
         elif event.kind == "stop" and event.prompt and event.last_assistant_message:
             # No transcript to read: the event's own pair, numbered on from the stream's watermark.
             name = stream or observe.stream_name(event.session_id or observe.DEFAULT_STREAM)
             start = observe.watermark(target, "observe", observe.check_stream(name))
-            at = transcript_reader.iso(event.timestamp, observe.utc_now())
+            at = iso(event.timestamp, observe.utc_now())
             messages = [
                 {"role": "user", "text": event.prompt, "at": at},
                 {"role": "assistant", "text": event.last_assistant_message, "at": at},
@@ -184,7 +180,7 @@ def _noted(result: dict[str, Any], problem: str | None) -> dict[str, Any]:
     return result if problem is None else {**result, "similarity_error": problem}
 
 
-@click.command("reflect")
+@click.command("reflect", cls=StateCommand)
 @click.option("--stream", help="Which stream's observations to reflect on (default: default).")
 @store_option
 @state_options
@@ -201,12 +197,11 @@ def reflect_command(
     \b
     Example:  habitus memory reflect --stream s1 --store project | jq -r '.items[].content'
     """
-    from habitus.memory import model as models
-    from habitus.memory import reflect
+    from habitus.memory import model, reflect
 
     config = _config(root)
     chosen = _model(config)
-    reflector = None if chosen is None else models.ModelReflector(config, *chosen)
+    reflector = None if chosen is None else model.ModelReflector(config, *chosen)
     request = merge(io.read_request(), stream=stream)
     target = open_store(root, wait, store, request)
     try:
@@ -217,7 +212,7 @@ def reflect_command(
     io.write_result(_noted(result, problem), pretty=pretty)
 
 
-@click.command("prune")
+@click.command("prune", cls=StateCommand)
 @click.option(
     "--budget",
     type=click.IntRange(0, 10_000_000),
@@ -240,15 +235,14 @@ def prune_command(budget: int | None, stream: str | None, dry_run: bool, store: 
     \b
     Example:  habitus memory prune --budget 10000 --stream s1 --store project
     """
-    from habitus.memory import model as models
-    from habitus.memory import prune
+    from habitus.memory import model, prune
 
     config = _config(root)
     request = merge(io.read_request(), stream=stream, budget=budget, dry_run=dry_run or None)
     tokens = request.get("budget")
     tokens = config.get("memory.prune_budget") if tokens is None else _positive(tokens, "budget", 10_000_000)
     chosen = _model(config)
-    dropper = None if chosen is None else models.ModelDropper(config, *chosen)
+    dropper = None if chosen is None else model.ModelDropper(config, *chosen)
     target = open_store(root, wait, store, request)
     try:
         measure, problem = _measure(root, target) if dropper is None else (None, None)

@@ -7,12 +7,13 @@ from pathlib import Path
 import click
 
 from habitus import io
+from habitus.dispatch import StateCommand
 from habitus.errors import HabitusError
 from habitus.options import output_options, state_options
 from habitus.state.root import StateRoot
 
 
-@click.command("trust")
+@click.command("trust", cls=StateCommand)
 @click.option(
     "--project",
     "project",

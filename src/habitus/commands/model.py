@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from habitus import io
+from habitus.dispatch import StateGroup
 from habitus.errors import HabitusError
 from habitus.options import output_options, state_options
 from habitus.state.root import StateRoot
@@ -24,7 +25,7 @@ MAN = {
 }
 
 
-@click.group()
+@click.group(cls=StateGroup)
 def cli() -> None:
     """Manage local embedding models: add, list, use, remove.
 
@@ -62,26 +63,12 @@ def list_command(verify: bool, root: StateRoot, wait: float, pretty: bool) -> No
     \b
     Example:  habitus model list | jq -r '.items[].name'
     """
-    from habitus.embed import registry
     from habitus.memory import embedding
     from habitus.models import embedders
 
     in_use = _in_use(root)
-    memory = embedding.describe(root)
-    items = []
-    packaged = [n for n in registry.PACKAGED_NAMES if n != registry.E5_NAME or registry.e5_available()]
-    for name in [*packaged, *embedders.added_names(root)]:
-        try:
-            spec = embedders.resolve(root, name)
-            item = registry.describe(spec, in_use)
-            if verify:
-                embedders.verify(root, spec.files, label=name)
-                item["verified"] = True
-        except HabitusError as exc:
-            item = {"name": name, "in_use": name == in_use, "error": exc.code}
-        item["memory"] = name in memory
-        items.append(item)
-    io.write_result({"items": items, "in_use": in_use, "memory": memory}, pretty=pretty)
+    result = embedders.listing(root, in_use=in_use, memory=embedding.describe(root), check=verify)
+    io.write_result(result, pretty=pretty)
 
 
 @cli.command("add")
@@ -138,14 +125,12 @@ def use_command(name: str, root: StateRoot, wait: float, pretty: bool) -> None:
         "reembedded": 0,
         "habits": 0,
     }
-    from habitus.habits.store import APPROVED, Ledger, habits
-    from habitus.habits.vectors import ensure
+    from habitus.habits.store import Ledger
+    from habitus.habits.vectors import reembed_approved
 
     if root.ledger.exists():
         with Ledger.open(root, wait=wait) as writer:
-            approved = habits(writer.conn, APPROVED)
-            result["reembedded"] = ensure(writer, embedder, approved)
-            result["habits"] = len(approved)
+            result["reembedded"], result["habits"] = reembed_approved(writer, embedder)
     io.write_result(result, pretty=pretty)
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from habitus import io
+from habitus.dispatch import StateCommand
 from habitus.options import output_options, state_options
 from habitus.state.root import StateRoot
 
@@ -26,7 +27,7 @@ MAN = {
 }
 
 
-@click.command()
+@click.command(cls=StateCommand)
 @click.option(
     "--out",
     type=click.Path(path_type=Path),

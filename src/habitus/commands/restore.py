@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from habitus import io
+from habitus.dispatch import StateCommand
 from habitus.errors import bad_request
 from habitus.options import output_options, state_options
 from habitus.state.root import StateRoot
@@ -34,7 +35,7 @@ MAN = {
 }
 
 
-@click.command()
+@click.command(cls=StateCommand)
 @click.argument("backup_dir", metavar="[BACKUP]", required=False, type=click.Path(path_type=Path))
 @click.option(
     "--dry-run",

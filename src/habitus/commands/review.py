@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from habitus.dispatch import StateCommand
 from habitus.errors import HabitusError
 from habitus.options import state_options
 from habitus.state.root import StateRoot
@@ -19,7 +20,7 @@ MAN = {
 }
 
 
-@click.command()
+@click.command(cls=StateCommand)
 @state_options
 def cli(root: StateRoot, wait: float) -> None:
     """Review habits in the terminal: approve, reject, edit, merge, ...

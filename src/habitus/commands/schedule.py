@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from habitus import io
+from habitus.dispatch import StateGroup
 from habitus.options import output_options, state_options
 from habitus.state.root import StateRoot
 
@@ -23,7 +24,7 @@ MAN = {
 }
 
 
-@click.group()
+@click.group(cls=StateGroup)
 def cli() -> None:
     """Install, check or remove the daily analyze timer.
 

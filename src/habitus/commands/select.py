@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from habitus import io
+from habitus.dispatch import StateCommand
 from habitus.options import harness_option, output_options, state_options
 from habitus.state.root import StateRoot
 
@@ -27,7 +28,7 @@ MAN = {
 }
 
 
-@click.command()
+@click.command(cls=StateCommand)
 @harness_option
 @state_options
 @output_options

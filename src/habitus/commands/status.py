@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import platform
-import sqlite3
 import sys
-from typing import Any
 
 import click
 
-from habitus import __version__, io
+from habitus import io
+from habitus.dispatch import StateCommand
 from habitus.options import output_options, state_options
-from habitus.state import config as configuration
-from habitus.state import errorlog, ledger, memory_store, observations
-from habitus.state.db import Store
 from habitus.state.root import StateRoot
 
 MAN = {
@@ -41,7 +36,7 @@ MAN = {
 }
 
 
-@click.command()
+@click.command(cls=StateCommand)
 @state_options
 @output_options
 def cli(root: StateRoot, wait: float, pretty: bool) -> None:
@@ -57,7 +52,9 @@ def cli(root: StateRoot, wait: float, pretty: bool) -> None:
       habitus status
       habitus status | jq .habits
     """
-    result = report(root, wait=wait)
+    from habitus.report.status import status
+
+    result = status(root, wait=wait)
     from habitus import render
 
     if not pretty and render.for_people(sys.stdout):  # --pretty and --json ask for the JSON
@@ -75,90 +72,3 @@ def cli(root: StateRoot, wait: float, pretty: bool) -> None:
         sys.stdout.flush()
         return
     io.write_result(result, pretty=pretty)
-
-
-def report(root: StateRoot, *, wait: float) -> dict[str, Any]:
-    config = configuration.load(root)
-    return {
-        "root": str(root.path),
-        "exists": root.exists(),
-        "versions": {
-            "habitus": __version__,
-            "python": platform.python_version(),
-            "sqlite": sqlite3.sqlite_version,
-        },
-        "config": {"path": str(root.config), "exists": config.exists, "unknown_keys": sorted(config.unknown)},
-        "enabled": {
-            "capture": config.get("capture.enabled"),
-            "select": config.get("select.enabled"),
-            "advise": config.get("advise.enabled"),
-            "analyzer": f"model:{config.get('analyze.model')}" if config.get("analyze.model") else "local",
-            "select_judge": config.get("select.judge"),
-        },
-        "models": configured_models(config),
-        "stores": {
-            "ledger": store_status(ledger.store(root, wait=wait)),
-            "memory": store_status(memory_store.store(root.memory, label="global", wait=wait)),
-        },
-        "habits": habit_counts(root, wait=wait),
-        "select": select_counts(root, wait=wait),
-        "observations": observations.status(root),
-        "analyze": analyze_status(root, wait=wait, analyzer=config.get("analyze.model")),
-        "advise": advise_health(root, wait=wait),
-        "errors": {"path": str(root.errors), "logged": errorlog.count(root)},
-        "embeddings": embedding_status(root, config),
-    }
-
-
-def embedding_status(root: StateRoot, config: Any) -> dict[str, Any]:
-    """The embedding model in use and the models memory's vectors come from (nothing is loaded)."""
-    from habitus.memory import embedding
-
-    return {"model": config.get("embed.model"), "memory": embedding.describe(root)}
-
-
-def configured_models(config: Any) -> list[dict[str, Any]]:
-    """Each [models.NAME] (kind, preset, what uses it): a configured preset is named here."""
-    from habitus.models.presets import configured
-
-    return configured(config)
-
-
-def advise_health(root: StateRoot, *, wait: float) -> dict[str, Any]:
-    """Reviews run, notes delivered/suppressed/muted, failures and pause, mutes.json state (read-only)."""
-    from habitus.advise.health import report as advise_report
-
-    return advise_report(root, wait=wait)
-
-
-def habit_counts(root: StateRoot, *, wait: float) -> dict[str, int] | None:
-    """Habits by status, read-only (never creates the ledger); null without an up-to-date ledger."""
-    from habitus.habits.store import status_counts
-
-    return status_counts(root, wait=wait)
-
-
-def select_counts(root: StateRoot, *, wait: float) -> dict[str, Any] | None:
-    """Selection-log counts, read-only; null without an up-to-date ledger."""
-    from habitus.select.log import status
-
-    return status(root, wait=wait)
-
-
-def analyze_status(root: StateRoot, *, wait: float, analyzer: str) -> dict[str, Any]:
-    """Unread observations per generation, the last run and quarantined answers (read-only)."""
-    from habitus.learn.queue import status
-
-    return {"analyzer": f"model:{analyzer}" if analyzer else "local", **status(root, wait=wait)}
-
-
-def store_status(store: Store) -> dict[str, Any]:
-    """Path, presence and schema version of a store, read without creating or migrating it."""
-    version = store.inspect()
-    return {
-        "path": str(store.path),
-        "exists": version is not None,
-        "schema_version": version,
-        "schema_current": store.current_version,
-        "needs_migration": version is not None and version < store.current_version,
-    }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from habitus import io
+from habitus.dispatch import ReportCommand
 from habitus.errors import HabitusError
 from habitus.options import output_options, state_options
 from habitus.state.root import StateRoot
@@ -22,7 +23,7 @@ MAN = {
 }
 
 
-@click.command()
+@click.command(cls=ReportCommand)
 @state_options
 @output_options
 def cli(root: StateRoot, wait: float, pretty: bool) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from habitus import io
+from habitus.dispatch import StateGroup
 from habitus.options import output_options, state_options
 from habitus.state.root import StateRoot
 
@@ -22,7 +23,7 @@ MAN = {
 }
 
 
-@click.group()
+@click.group(cls=StateGroup)
 def cli() -> None:
     """Report on or stop the warm worker that answers hooks.
 

@@ -26,11 +26,12 @@ analyze (inside each batch's transaction):
 
 maintenance:
     recheck(ledger, embedder=embedder)                   # law fingerprint + rebuild missing vectors
-    ensure_vectors(ledger, embedder, habits)             # vectors for any list of habit rows
+    vectors.ensure(ledger, embedder, habits)             # vectors for any list of habit rows
 """
 
 from __future__ import annotations
 
+from habitus.habits import vectors
 from habitus.habits.law import Law, check_law, load_law
 from habitus.habits.lifecycle import (
     Evidence,
@@ -43,7 +44,6 @@ from habitus.habits.lifecycle import (
 )
 from habitus.habits.store import ActiveHabit, Ledger, active_habits, still_current
 from habitus.habits.vectors import condition_matrix
-from habitus.habits.vectors import ensure as ensure_vectors
 from habitus.habits.wording import clean_field, wording_checksum
 
 __all__ = [
@@ -57,12 +57,12 @@ __all__ = [
     "check_proposal",
     "clean_field",
     "condition_matrix",
-    "ensure_vectors",
     "load_law",
     "mark_dormant",
     "prepare_proposal",
     "propose_candidate",
     "recheck",
     "still_current",
+    "vectors",
     "wording_checksum",
 ]

@@ -150,7 +150,7 @@ def list_relations(ledger: Ledger, *, include_decided: bool = False) -> dict[str
         items = [describe(ledger, r, law) for r in chosen]
         expires = snapshot.write(ledger.conn, "relations", [(i["id"], i["checksum"]) for i in items])
     numbered = [{"n": number, **item} for number, item in enumerate(items, start=1)]
-    return {"items": numbered, "snapshot_expires_ms": expires}
+    return {"items": numbered, "snapshot_expires_at": snapshot.expires_at(expires)}
 
 
 def _check_relation_checksum(relation: dict[str, Any], checksum: str | None) -> None:

@@ -8,8 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from habitus import codec
-from habitus.habits import examples as exemplars
-from habitus.habits import store
+from habitus.habits import examples, store
 from habitus.habits.adopt import provenance
 from habitus.habits.law import Law
 from habitus.habits.lifecycle import public
@@ -34,7 +33,7 @@ def describe(ledger: store.Ledger, habit_id: str, law: Law) -> dict[str, Any]:
         {k: e[k] for k in ("ref", "day", "note", "actor", "created_at")}
         for e in store.evidence(conn, habit_id)
     ]
-    body["examples"] = [exemplars.public(e) for e in exemplars.of(conn, habit_id)]
+    body["examples"] = [examples.public(e) for e in examples.of(conn, habit_id)]
     body["evidence_summary"] = {"observations": stats[0], "days": stats[1], "stage": stage(habit, *stats)}
     body["relations"] = [{k: r[k] for k in RELATION_FIELDS} for r in store.relations(conn, habit_id)]
     trail = store.audit_of(conn, habit_id)

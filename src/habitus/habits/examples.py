@@ -59,6 +59,17 @@ def public(example: dict[str, Any]) -> dict[str, Any]:
     return {k: example[k] for k in ("id", "text", "source", "created_at")}
 
 
+def listed(ledger: Ledger, habit_id: str) -> list[dict[str, Any]]:
+    """A habit's examples as commands show them, oldest first."""
+    return [public(e) for e in of(ledger.conn, habit_id)]
+
+
+def remove_one(ledger: Ledger, habit_id: str, example_id: int, actor: str) -> dict[str, Any]:
+    """`remove` in its own transaction."""
+    with ledger.tx():
+        return remove(ledger.conn, habit_id, example_id, actor)
+
+
 def add(conn: sqlite3.Connection, habit_id: str, text: str, source: str, actor: str) -> dict[str, Any] | None:
     """Store one (already cleaned) example; None when the habit already has it or is full. Call inside
     the writing transaction."""

@@ -7,14 +7,23 @@ whose checksum changed since it was listed answers `stale` (exit 3): list again,
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
+from typing import TYPE_CHECKING
 
 from habitus import codec
 from habitus.errors import HabitusError
 from habitus.habits import rows
 
+if TYPE_CHECKING:
+    from habitus.habits.store import Ledger
+
 TTL_SECONDS = 15 * 60
+IDS = {  # kind -> what an id of it looks like, and how to say so
+    "habits": (re.compile(r"^h-[0-9a-f]{12}$"), "a habit id like h-0123456789ab"),
+    "relations": (re.compile(r"^r-[0-9a-f]{12}$"), "a relation id like r-0123456789ab"),
+}
 
 
 def _now_ms() -> int:
@@ -36,6 +45,11 @@ def write(conn: sqlite3.Connection, kind: str, items: list[tuple[str, str]]) -> 
     return expires_ms
 
 
+def expires_at(expires_ms: int) -> str:
+    """A snapshot's expiry (epoch ms) as the UTC time a list prints."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(expires_ms / 1000))
+
+
 def resolve(conn: sqlite3.Connection, kind: str, number: int) -> tuple[str, str]:
     """(id, checksum) shown as `number` by the last list of this kind, if that list is still fresh."""
     command = "habit list" if kind == "habits" else "dedupe list"
@@ -55,3 +69,17 @@ def resolve(conn: sqlite3.Connection, kind: str, number: int) -> tuple[str, str]
         )
     item_id, checksum = items[number - 1]
     return str(item_id), str(checksum)
+
+
+def target(ledger: Ledger, kind: str, ref: str, checksum: str | None) -> tuple[str, str | None]:
+    """(id, checksum to enforce) for a REF a person gave: a number of the last list of this kind (with
+    the checksum it was shown with, which a given checksum must start), or an id (with `checksum`)."""
+    if ref.isdigit():
+        item_id, shown = resolve(ledger.conn, kind, int(ref))
+        if checksum is not None and not shown.startswith(checksum):
+            raise HabitusError("stale", f"item {ref} of the last list has another checksum")
+        return item_id, shown
+    pattern, example = IDS[kind]
+    if not pattern.match(ref):
+        raise HabitusError("usage", f"REF: expected a list number or {example}")
+    return ref, checksum

@@ -6,15 +6,13 @@ Every function that returns rows verifies their checksums first (`checksum_misma
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from habitus.errors import HabitusError
 from habitus.habits import rows, scope
 from habitus.habits.law import Law
-from habitus.state import ledger as ledger_store
+from habitus.state import ledger
 from habitus.state.db import Store
 from habitus.state.root import StateRoot
 
@@ -36,13 +34,13 @@ class Ledger:
     @classmethod
     def open(cls, root: StateRoot, *, wait: float) -> Ledger:
         """Open for writing (creates and migrates the ledger when needed)."""
-        store = ledger_store.store(root, wait=wait)
+        store = ledger.store(root, wait=wait)
         return cls(root, store, store.open_write())
 
     @classmethod
     def open_read(cls, root: StateRoot, *, wait: float) -> Ledger | None:
         """Open read-only; None when there is no ledger. Never creates or migrates."""
-        store = ledger_store.store(root, wait=wait)
+        store = ledger.store(root, wait=wait)
         conn = store.open_read()
         return None if conn is None else cls(root, store, conn)
 
@@ -57,15 +55,6 @@ class Ledger:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-@contextmanager
-def opened(root: StateRoot, *, wait: float) -> Iterator[Ledger]:
-    ledger = Ledger.open(root, wait=wait)
-    try:
-        yield ledger
-    finally:
-        ledger.close()
 
 
 def stage(observations: int, days: int) -> str:
@@ -135,7 +124,7 @@ def counts(conn: sqlite3.Connection) -> dict[str, int]:
 
 def status_counts(root: StateRoot, *, wait: float) -> dict[str, int] | None:
     """Habit counts by status for `habitus status`: read-only; None when there is no up-to-date ledger."""
-    conn = ledger_store.store(root, wait=wait).open_current()
+    conn = ledger.store(root, wait=wait).open_current()
     if conn is None:
         return None
     try:
@@ -158,6 +147,16 @@ class ActiveHabit:
     confidence_bp: int
     wording: str  # review checksum (normalised wording + polarity)
     checksum: str  # row checksum: revalidate with `still_current` before injecting
+
+
+def count_active(conn: sqlite3.Connection, repo: str | None) -> int:
+    """Active habits that apply in `repo` (personal ones and project ones of it), whatever their law."""
+    found = conn.execute(
+        "SELECT COUNT(*) FROM habits WHERE status = 'active' AND (projects IS NULL OR EXISTS "
+        "(SELECT 1 FROM json_each(habits.projects) WHERE json_each.value = ?))",
+        (repo,),
+    ).fetchone()[0]
+    return int(found)
 
 
 def active_habits(

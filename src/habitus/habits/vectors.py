@@ -232,6 +232,15 @@ def retrieval_matrix(
     return matrix, np.asarray([*range(len(habits)), *owners], dtype=np.int64)
 
 
+def reembed_approved(ledger: Ledger, embedder: Embedder) -> tuple[int, int]:
+    """Vectors of the embedder's model for every approved habit (after `model use`): how many were
+    computed, and how many approved habits there are."""
+    from habitus.habits.store import APPROVED, habits  # here: `store` and `habits` name other things above
+
+    approved = habits(ledger.conn, APPROVED)
+    return ensure(ledger, embedder, approved), len(approved)
+
+
 def forget_model(ledger: Ledger, name: str) -> int:
     """Delete every vector a model of this name made (model ids are NAME@FINGERPRINT, so every version
     ever added under the name goes), in one transaction. Returns how many rows went."""

@@ -274,9 +274,9 @@ def call(name: str, arguments: Any, *, root: StateRoot, wait: float) -> dict[str
 
 
 def _require_memory(root: StateRoot) -> None:
-    from habitus.state import config as configuration
+    from habitus.state import config
 
-    if not configuration.load(root).get("mcp.memory_enabled"):
+    if not config.load(root).get("mcp.memory_enabled"):
         raise HabitusError(
             "disabled",
             f"{root.config}: mcp.memory_enabled is false, so the agent's memory tools are off",

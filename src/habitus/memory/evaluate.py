@@ -126,8 +126,8 @@ def evaluate(
     root: Any, memories: list[dict[str, Any]], queries: list[Query], *, k: int = 5, hybrid: bool | None = None
 ) -> dict[str, Any]:
     from habitus.memory import core, records, vectors
-    from habitus.memory import hybrid as ranking
-    from habitus.memory import query as search_query
+    from habitus.memory.hybrid import retrieve_ranked
+    from habitus.memory.query import selector
     from habitus.memory.stores import MemoryStore
     from habitus.state.clock import utc_now
 
@@ -150,8 +150,8 @@ def evaluate(
             if hybrid is not False:
                 built = _build_vectors(root, store, required=hybrid is True, index=vectors.index)
             for case in queries:
-                sel = search_query.selector({"query": case.query, "limit": max(k, DEPTH), "hybrid": hybrid})
-                result = ranking.retrieve_ranked(root, [store], sel, now=now)
+                sel = selector({"query": case.query, "limit": max(k, DEPTH), "hybrid": hybrid})
+                result = retrieve_ranked(root, [store], sel, now=now)
                 report.modes[result["mode"]] = report.modes.get(result["mode"], 0) + 1
                 got = [by_store_id[item["id"]] for item in result["items"]]
                 rank = next((i for i, g in enumerate(got, 1) if g in case.expected), None)

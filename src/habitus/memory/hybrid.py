@@ -49,7 +49,7 @@ from habitus.errors import HabitusError
 from habitus.lang.language import is_english
 from habitus.memory import query, records, vectors
 from habitus.memory.embedding import Role, VectorModel
-from habitus.memory.stores import MemoryStore
+from habitus.memory.stores import MemoryStore, both, open_store
 
 if TYPE_CHECKING:
     import numpy as np
@@ -83,13 +83,8 @@ def retrieve_stores(
     """`memory retrieve` of one request: over the named store, or (store None) the project store when
     in a repository and trusted, then the global one. A named untrusted project store is refused
     (`untrusted`); the result is not yet bounded (habitus.memory.bound)."""
-    from habitus.memory import stores as memory_stores
-
     sel = query.selector(request)
-    if store is None:
-        targets = memory_stores.both(root, wait=wait)
-    else:
-        targets = [memory_stores.open_store(root, store, wait=wait)]
+    targets = both(root, wait=wait) if store is None else [open_store(root, store, wait=wait)]
     try:
         if store is not None:
             targets[0].require_trust()

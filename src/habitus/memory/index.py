@@ -17,11 +17,13 @@ another program) is never shown: it is counted in `withheld` (`memory verify` na
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from habitus.memory import records
 from habitus.memory.bound import preview
-from habitus.memory.stores import MemoryStore
+from habitus.memory.stores import MemoryStore, both, open_store
+from habitus.state.root import StateRoot
 
 HEADER = "Memory index (habitus; `habitus memory recall ID --store STORE` shows a whole record):"
 PER_STORE = 20
@@ -92,3 +94,23 @@ def build(stores: list[MemoryStore], *, budget: int, now: str, per_store: int = 
         "withheld": withheld,
         "stores": summary,
     }
+
+
+def of_root(
+    root: StateRoot,
+    *,
+    store: str | None,
+    wait: float,
+    cwd: Path | None,
+    budget: int,
+    now: str,
+    per_store: int = PER_STORE,
+) -> dict[str, Any]:
+    """The index of the named store, or without one of the project store (inside a repository, the
+    one around `cwd`) and the global store."""
+    targets = [open_store(root, store, wait=wait, cwd=cwd)] if store else both(root, wait=wait, cwd=cwd)
+    try:
+        return build(targets, budget=budget, now=now, per_store=per_store)
+    finally:
+        for target in targets:
+            target.close()

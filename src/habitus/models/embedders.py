@@ -78,6 +78,26 @@ def current_model_name(root: StateRoot) -> str:
     return str(config.load(root).get("embed.model"))
 
 
+def listing(root: StateRoot, *, in_use: str, memory: list[str], check: bool = False) -> dict[str, Any]:
+    """The `model list` result: every packaged and added model (a broken one with its error code), which
+    one is in use and which `memory` (habitus.memory.embedding.describe) takes its vectors from; with
+    `check`, every file's size and SHA-256 verified too."""
+    items = []
+    packaged = [n for n in registry.PACKAGED_NAMES if n != registry.E5_NAME or registry.e5_available()]
+    for name in [*packaged, *added_names(root)]:
+        try:
+            spec = resolve(root, name)
+            item = registry.describe(spec, in_use)
+            if check:
+                verify(root, spec.files, label=name)
+                item["verified"] = True
+        except HabitusError as exc:
+            item = {"name": name, "in_use": name == in_use, "error": exc.code}
+        item["memory"] = name in memory
+        items.append(item)
+    return {"items": items, "in_use": in_use, "memory": memory}
+
+
 def check_name(name: str) -> str:
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise HabitusError(

@@ -102,7 +102,7 @@ def activity(
 def _ledger(root: StateRoot, since: str, *, wait: float) -> tuple[dict[tuple[str, str], int], int] | None:
     """(day, series) -> count from the ledger in one read transaction, and advise's counter of muted
     notes since the ledger began; None without an up-to-date ledger (nothing is created)."""
-    from habitus.habits import rows as sealed
+    from habitus.habits import rows
     from habitus.state import ledger
     from habitus.state.db import translate
 
@@ -134,7 +134,7 @@ def _ledger(root: StateRoot, since: str, *, wait: float) -> tuple[dict[tuple[str
             if day and day >= since:
                 add(day, "notes_delivered" if status == "delivered" else "notes_muted", count)
         for row in conn.execute("SELECT * FROM analyze_runs WHERE started_at >= ? ORDER BY id", (since,)):
-            run = sealed.verify("analyze_runs", row)  # a tampered run row fails closed like status
+            run = rows.verify("analyze_runs", row)  # a tampered run row fails closed like status
             day = run["started_at"][:10]
             add(day, "analyze_runs", 1)
             add(day, "analyze_records", run["records"])

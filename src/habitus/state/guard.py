@@ -1,7 +1,8 @@
 """What every command does before it touches state: recover an interrupted restore, then hold the
 shared state lock (the lock itself is `habitus.state.statelock`).
 
-Every command that takes `--root` (see `options.state_options`) calls `enter()` first:
+Every command that takes `--root` calls `enter()` first, once its options are parsed (see
+`habitus.dispatch`):
 
 1. If `<root>/.restore/journal.json` exists, a restore was interrupted: `habitus.state.restore` is
    imported (only then) and rolls it back or forward before anything else reads or writes.
