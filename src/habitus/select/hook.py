@@ -12,7 +12,6 @@ on its own, which can only select less, never more.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 from habitus.harness.events import HookEvent
@@ -70,6 +69,5 @@ def _turns(event: HookEvent) -> list[Any]:
         return transcripts.turns_from_pi_messages(event.messages)
     if not event.transcript_path:
         return []
-    path = Path(event.transcript_path)
-    start = max(0, path.stat().st_size - TAIL_BYTES)
-    return transcripts.read_transcript(path, start_offset=start, max_bytes=TAIL_BYTES).turns
+    # One window, never grown: a reply needs only the last exchange.
+    return transcripts.read_tail(event.transcript_path, max_bytes=TAIL_BYTES, limit=TAIL_BYTES).turns

@@ -1,7 +1,7 @@
 """Transcript readers: Claude Code, Pi, Codex and Gemini CLI session files, as turns.
 
     read_transcript(path, start_offset=0, max_bytes=..., format=None, hold_last=False) -> TranscriptChunk
-    read_tail(path, max_bytes=...) -> TranscriptChunk        the last part of a file (hooks)
+    read_tail(path, max_bytes=..., limit=...) -> TranscriptChunk  the last part of a file (hooks)
     turns_from_pi_messages(messages) -> list[Turn]            a Pi extension's agent_end messages
     detect_format(path) -> "claude-code" | "pi" | "codex" | "gemini"
 
@@ -318,9 +318,11 @@ def _links(fmt: str, obj: dict[str, Any]) -> tuple[str | None, str | None]:
     return None, None
 
 
-def read_tail(path: Path | str, *, max_bytes: int = TAIL_BYTES, format: str | None = None) -> TranscriptChunk:
-    """The turns at the end of a transcript, reading at most max_bytes (doubling, up to
-    MAX_TAIL_BYTES, while the window holds no turn or the last turn's prompt lies before it)."""
+def read_tail(
+    path: Path | str, *, max_bytes: int = TAIL_BYTES, format: str | None = None, limit: int = MAX_TAIL_BYTES
+) -> TranscriptChunk:
+    """The turns at the end of a transcript, reading at most max_bytes (doubling, up to `limit`, while
+    the window holds no turn or the last turn's prompt lies before it)."""
     path = Path(path)
     handle, size = _open(path)
     handle.close()
@@ -328,9 +330,9 @@ def read_tail(path: Path | str, *, max_bytes: int = TAIL_BYTES, format: str | No
     while True:
         chunk = read_transcript(path, start_offset=max(0, size - window), max_bytes=window, format=format)
         complete = bool(chunk.turns) and not chunk.turns[-1].continued
-        if complete or window >= size or window >= MAX_TAIL_BYTES:
+        if complete or window >= size or window >= limit:
             return chunk
-        window = min(window * 2, MAX_TAIL_BYTES)
+        window = min(window * 2, limit)
 
 
 def last_turn(path: Path | str, *, format: str | None = None) -> tuple[Turn | None, TranscriptChunk]:
