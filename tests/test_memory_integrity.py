@@ -6,6 +6,7 @@ import hashlib
 import os
 import signal
 import sqlite3
+import string
 import subprocess
 import sys
 import tempfile
@@ -207,10 +208,15 @@ JSON_VALUES = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
     max_leaves=8,
 )
-# A slug shaped like a key ("sk-0-0-0-0-0-0-0-0-0-00") is refused, not stored: not this property's concern.
-SLUGS = st.from_regex(records.SLUG_RE, fullmatch=True).filter(
-    lambda s: len(s) <= 64 and not looks_sensitive(s)
-)
+# Slugs are built from words and short numbers rather than drawn from SLUG_RE: random alphanumerics look
+# like keys half the time, and filtering them out made Hypothesis give up (FailedHealthCheck in CI). A slug
+# shaped like a key ("sk-0-0-0-0-0-0-0-0-0-00") is refused, not stored: not this property's concern.
+_SLUG_PART = st.text(string.ascii_lowercase, min_size=1, max_size=8) | st.integers(0, 999).map(str)
+SLUGS = st.builds(
+    lambda head, parts: "-".join([head, *parts]),
+    st.text(string.ascii_lowercase, min_size=1, max_size=8),
+    st.lists(_SLUG_PART, max_size=4),
+).filter(lambda s: not looks_sensitive(s))
 STAMPS = st.integers(0, 4_102_444_800_000).map(records.from_ms)
 
 
