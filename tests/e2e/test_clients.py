@@ -164,10 +164,13 @@ def test_a_held_state_lock_costs_under_a_second(client: str, tmp_path: Path) -> 
         s.run(PROMPT)  # warm caches once
         normal = min(s.run(PROMPT).seconds for _ in range(2))
         with HeldLocks(root):
-            locked = s.run(PROMPT)
-    assert locked.exit == 0 and ANSWER in locked.stdout
+            turns = [s.run(PROMPT) for _ in range(2)]
+    locked = min(turns, key=lambda t: t.seconds)
+    assert all(t.exit == 0 and ANSWER in t.stdout for t in turns)
     # Hooks that waited out the lock cost 5-10 s a turn; on a busy machine a turn's own time varies by a
-    # quarter, so the bound scales with it and still catches that.
+    # quarter, so the bound scales with it and still catches that. Both sides are the faster of two turns:
+    # one locked turn against the best of two normal ones failed on CI's loaded machine (2.5 s vs 0.6 s)
+    # and passed alone (the lock's cost is in every turn; the machine's stalls are not).
     bound = normal * 1.25 + 1.0
     assert locked.seconds <= bound, f"{client}: {locked.seconds:.2f} s locked vs {normal:.2f} s"
     assert any(e.get("code") == "state_locked" for e in clients.errors(root)), "errors.jsonl names no lock"
