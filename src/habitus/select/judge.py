@@ -1,8 +1,9 @@
 """Retrieval and the two judges: which retrieved habits apply to the current prompt.
 
 Retrieval embeds the prompt (the whole of it, each clause when there are several, and a clause's
-plain-words reading where it differs) and compares it with the cached vectors of each habit's
-condition and exemplars (the redacted prompts of its evidence, or examples given at declare time): a
+plain-words reading where it differs) and compares it, carried towards condition wording by the prompt
+adapter (`habitus.select.adapter`), with the cached vectors of each habit's condition, and as it is
+with those of its exemplars (the redacted prompts of its evidence, or examples given at declare time): a
 habit scores its best row, and is retrieved when that reaches FLOOR_BP, at most TOP_K of them, best
 first. The prompt's vectors live only in this process.
 
@@ -127,6 +128,7 @@ class Retrieval:
     unit_scores: Any  # (units, picked) float32: each clause's best cosine with the candidate's rows
     condition_scores: Any  # (picked,) float32: the best cosine with the condition alone
     prompt_vector: Any  # (dims,) float32: the whole (unquoted) prompt
+    adapted_vector: Any  # (dims,) float32: the same, as the adapter carries it towards conditions
     unit_vectors: Any  # (units, dims) float32: each clause (the whole prompt when there is one clause)
     second: float | None  # the second-best habit's best cosine (None with one habit): for the margin
     kind: str = "e5"  # the embedding model's kind: which gate applies
@@ -148,12 +150,17 @@ def retrieve(embedder: Embedder, matrix: np.ndarray, query: Query, owners: Any =
     exemplars when `owners` maps extra rows to habit indexes); keep those reaching FLOOR_BP."""
     import numpy as np
 
+    from habitus.select import adapter
+
     texts = query_texts(query)
     vectors = embedder.embed(texts)
     habits = int(owners.max()) + 1 if owners is not None and len(owners) else len(matrix)
     if owners is None:
         owners = np.arange(len(matrix))
     scores = vectors @ matrix.T if len(matrix) else np.zeros((len(texts), 0), dtype=np.float32)
+    adapted = adapter.adapt(vectors, adapter.load(embedder.model_id))
+    if len(matrix):  # conditions (the first `habits` rows) meet the adapted prompt; exemplars the raw one
+        scores[:, :habits] = adapted @ matrix[:habits].T
     per_text = np.full((len(texts), habits), -1.0, dtype=np.float32)
     if len(matrix):
         np.maximum.at(per_text.T, owners, scores.T)
@@ -170,6 +177,7 @@ def retrieve(embedder: Embedder, matrix: np.ndarray, query: Query, owners: Any =
         unit_scores=per_unit[:, order] if order else np.zeros((len(unit_rows), 0), dtype=np.float32),
         condition_scores=condition[order] if order else np.zeros(0, dtype=np.float32),
         prompt_vector=vectors[0],
+        adapted_vector=adapted[0],
         unit_vectors=unit_vectors,
         second=float(ranked[1]) if len(ranked) > 1 else None,
         kind=getattr(embedder, "kind", "added"),
@@ -219,7 +227,7 @@ def candidates(
     if not found.picked:
         return []
     reference = reference if reference is not None else gate.for_kind(found.kind, found.habits).reference
-    hub = gate.hubness(found.prompt_vector, reference)
+    hub = gate.hubness(found.adapted_vector, reference)  # against conditions: the prompt they meet
     live = gate.live_probability(found.prompt_vector, found.kind, live_model)
     unit_live = [gate.live_probability(v, found.kind, live_model) for v in found.unit_vectors]
     out = []

@@ -1,0 +1,129 @@
+"""The prompt adapter: a linear map that carries a prompt's embedding towards the words of the habit
+conditions it calls for, learned from a bank of hand-written prompts of recurring coding situations.
+
+A habit's condition ("When fixing a bug") is rarely worded like the prompt that calls for it ("the
+cart total is a cent short, sort it out", "die Tests sind rot, kannst du das fixen?"), and a small
+embedding model's cosine between the two is barely higher than with unrelated conditions. The bank
+(`bank/*.jsonl`, package data) holds 28 prompts for each of about 200 situations of software work
+("When writing a commit message", "When a CI pipeline fails", ...): ten English ones in several
+styles (plain, paraphrases sharing no word with the description, two-word imperatives, typos,
+several clauses, pasted logs) and two in each of nine other languages, written by helpers who never
+saw habitus's code, its rules or its evaluation sets. Nothing of a user's is in it.
+
+scripts/build_bank.py fits one matrix A (dims x dims, started at the identity and kept near it) so
+that a bank prompt's adapted vector, unit(prompt @ A), is nearest to its own situation's description
+among all of them (a softmax over the descriptions, cross-entropy). Conditions are not adapted, so the
+map applies to any habit's condition, in the bank or not: select compares the adapted prompt with
+each condition, and the raw prompt with a habit's exemplars (prompts themselves). On the select
+development sets of catalog A, none of which is in the bank, it raised the share of prompts whose
+expected habit ranks first from 78 to 107 of 132 (outside dev set) and the pairs' ROC AUC from 0.875
+to 0.966 (docs/quality.md).
+
+The matrix is packaged for the embedded default model only (multilingual-e5-small); `manifest.json`
+pins that model's fingerprint and the SHA-256 of every bank file. Any other model, or a bank that does
+not match its manifest, means no adapter: the prompt is compared as it is (and the gate for that
+model kind was fitted that way).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cache
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+FOLDER = "bank"
+
+
+def folder() -> Any:
+    return resources.files("habitus.select").joinpath(FOLDER)
+
+
+def bank_files() -> list[Any]:
+    return sorted((e for e in folder().iterdir() if e.name.endswith(".jsonl")), key=lambda e: e.name)
+
+
+def read_bank() -> list[dict[str, Any]]:
+    """Every prompt line of the bank, files in name order, lines in file order."""
+    out: list[dict[str, Any]] = []
+    for entry in bank_files():
+        out.extend(
+            json.loads(line) for line in entry.read_text(encoding="utf-8").splitlines() if line.strip()
+        )
+    return out
+
+
+def bank_digest() -> dict[str, str]:
+    """SHA-256 of each bank file, by name: what the manifest pins."""
+    return {entry.name: hashlib.sha256(entry.read_bytes()).hexdigest() for entry in bank_files()}
+
+
+@cache
+def load(model_id: str) -> np.ndarray | None:
+    """The adapter (dims x dims, float32) for this embedding model (`NAME@FINGERPRINT`), or None when
+    none is packaged for it or the package's files do not agree with the manifest."""
+    import numpy as np
+
+    try:
+        manifest = json.loads(folder().joinpath("manifest.json").read_text(encoding="utf-8"))
+        if (
+            manifest.get("fingerprint") != model_id.rpartition("@")[2]
+            or manifest.get("bank") != bank_digest()
+        ):
+            return None
+        with folder().joinpath("adapter.npy").open("rb") as handle:
+            matrix = np.load(handle, allow_pickle=False).astype(np.float32)
+    except (OSError, ValueError, AttributeError):
+        return None
+    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or not np.all(np.isfinite(matrix)):
+        return None
+    return matrix
+
+
+def adapt(vectors: np.ndarray, matrix: np.ndarray | None) -> np.ndarray:
+    """unit(vectors @ matrix), row by row; the vectors themselves when there is no adapter."""
+    import numpy as np
+
+    if matrix is None or not len(vectors):
+        return vectors
+    out = vectors @ matrix
+    return (out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)).astype(np.float32)
+
+
+def fit(
+    prompts: np.ndarray,
+    owners: np.ndarray,
+    descriptions: np.ndarray,
+    *,
+    scale: float = 50.0,
+    l2: float = 0.01,
+    steps: int = 300,
+    rate: float = 0.01,
+) -> np.ndarray:
+    """Fit the adapter (full-batch Adam from the identity, deterministic): minimise the cross-entropy of
+    softmax(scale * (prompts @ A) @ descriptions.T) against each prompt's own description, plus
+    l2 / 2 * ||A - I||^2. Unit rows in; settings chosen on the select dev sets (docs/quality.md)."""
+    import numpy as np
+
+    n, dims = prompts.shape
+    x = prompts.astype(np.float64)
+    d = descriptions.astype(np.float64)
+    target = np.eye(len(d))[owners]
+    identity = np.eye(dims)
+    a = identity.copy()
+    first = np.zeros_like(a)
+    second = np.zeros_like(a)
+    for step in range(1, steps + 1):
+        z = scale * (x @ a) @ d.T
+        z -= z.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        p /= p.sum(axis=1, keepdims=True)
+        grad = x.T @ (((p - target) @ d) * scale) / n + l2 * (a - identity)
+        first = 0.9 * first + 0.1 * grad
+        second = 0.999 * second + 0.001 * grad * grad
+        a -= rate * (first / (1 - 0.9**step)) / (np.sqrt(second / (1 - 0.999**step)) + 1e-8)
+    return a.astype(np.float32)
