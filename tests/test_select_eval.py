@@ -80,6 +80,7 @@ def test_eval_holdout_figures_are_consistent() -> None:
         ('{"id": "a", "prompt": 3, "context": [], "expected": []}\n', "bad_request", 2),
         ('{"id": "a", "prompt": "x", "context": [], "expected": ["h99"]}\n', "bad_request", 2),
         ("[1]\n", "bad_request", 2),
+        ('{"id": "a", "prompt": "x", "context": [{"role": "agent"}], "expected": []}\n', "bad_request", 2),
     ],
 )
 def test_bad_case_files_are_refused(tmp_path: Path, content: str, code: str, exit: int) -> None:
@@ -88,6 +89,20 @@ def test_bad_case_files_are_refused(tmp_path: Path, content: str, code: str, exi
     out = run(["eval", "select", "--cases", str(path)])
     assert out.exit == exit and out.error["code"] == code
     assert "cases.jsonl:1" in out.error["message"]
+
+
+def test_a_context_of_chat_messages_reads_as_their_contents(tmp_path: Path) -> None:
+    from habitus.select import evaluate
+
+    path = tmp_path / "cases.jsonl"
+    line = {
+        "id": "a",
+        "prompt": "yes go ahead",
+        "context": [{"role": "user", "content": "tidy up"}, {"role": "agent", "content": "Commit it?"}],
+        "expected": [],
+    }
+    path.write_text(json.dumps(line) + "\n")
+    assert evaluate.load_cases(path, set())[0].context == ("tidy up", "Commit it?")
 
 
 def test_a_missing_file_and_a_bad_judge(tmp_path: Path) -> None:
