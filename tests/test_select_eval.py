@@ -98,7 +98,7 @@ def test_a_context_of_chat_messages_reads_as_their_contents(tmp_path: Path) -> N
     line = {
         "id": "a",
         "prompt": "yes go ahead",
-        "context": [{"role": "user", "content": "tidy up"}, {"role": "agent", "content": "Commit it?"}],
+        "context": [{"role": "user", "content": "tidy up"}, {"role": "agent", "text": "Commit it?"}],
         "expected": [],
     }
     path.write_text(json.dumps(line) + "\n")

@@ -1,7 +1,7 @@
 """Measure a select judge on labelled cases: precision, recall and a confusion table by category.
 
 Cases are JSON lines `{"id", "prompt", "context", "expected", "category"}` (tests/fixtures/select/
-README.md; a context message is a string or a chat message `{"role", "content"}`); the habit catalog is JSON lines `{"id", "condition", "behavior", "polarity"}`. Every catalog
+README.md; a context message is a string or a chat message `{"role", "content" or "text"}`); the habit catalog is JSON lines `{"id", "condition", "behavior", "polarity"}`. Every catalog
 habit is a candidate for every case. The judges run exactly as in `habitus select`: the condition
 vectors are what `habitus habit` caches (`field_input("condition", ...)`), then analyse, retrieve and
 judge; only the ledger is left out.
@@ -117,12 +117,20 @@ def load_cases(path: Path, known: set[str]) -> list[Case]:
 
 
 def _messages(context: Any) -> Any:
-    """Prior messages as strings: each is a string, or a chat message `{"role", "content"}` (the format
-    most transcripts and evaluation sets use), read as its content. Anything else is left for the
-    caller to refuse."""
+    """Prior messages as strings: each is a string, or a chat message `{"role", "content"}` (or
+`"text"`, as some transcripts write it), read as its words. Anything else is left for the caller to
+refuse."""
     if not isinstance(context, list):
         return context
-    return [m["content"] if isinstance(m, dict) and isinstance(m.get("content"), str) else m for m in context]
+    return [_words(m) for m in context]
+
+
+def _words(message: Any) -> Any:
+    if isinstance(message, dict):
+        for key in ("content", "text"):
+            if isinstance(message.get(key), str):
+                return message[key]
+    return message
 
 
 def split(cases: list[Case], part: str) -> list[Case]:
