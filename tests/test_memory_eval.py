@@ -74,7 +74,7 @@ def write(path: Path, rows: list) -> Path:
         ),
         (
             [{"id": "a", "content": "x"}],
-            [{"id": "q", "query": "x", "expected": []}],
+            [{"id": "q", "query": "x", "expected": "a"}],
             "bad_request",
             "expected",
         ),
@@ -106,3 +106,16 @@ def test_small_set_scores_exactly(tmp_path: Path) -> None:
     assert report["found"] == 1 and report["recall_at_k"] == 0.5 and report["mrr"] == 0.5
     assert report["categories"]["c"]["recall_at_k"] == 1.0 and report["langs"]["xx"]["found"] == 0
     assert report["misses"] == [{"id": "2", "category": "d", "lang": "xx", "expected": ["b"], "got": []}]
+
+
+def test_a_query_nothing_answers_is_counted_apart(tmp_path: Path) -> None:
+    memories = write(tmp_path / "m.jsonl", [{"id": "a", "content": "Deploy on Tuesdays"}])
+    queries = write(tmp_path / "q.jsonl", [
+        {"id": "1", "query": "deployment day", "expected": ["a"], "category": "c", "lang": "en"},
+        {"id": "2", "query": "zzzz", "expected": [], "category": "none", "lang": "en"},
+        {"id": "3", "query": "deploy", "expected": [], "category": "none", "lang": "en"},
+    ])  # fmt: skip
+    out = run(["eval", "memory", "--memories", str(memories), "--queries", str(queries), "--no-hybrid"])
+    report = out.result
+    assert report["queries"] == 1 and report["recall_at_k"] == 1.0 and "none" not in report["categories"]
+    assert report["unanswerable"] == {"queries": 2, "empty": 1}

@@ -373,3 +373,12 @@ def test_status_reports_the_memory_store(state_root: Path) -> None:
     retain("x")
     memory = run(["status"]).result["stores"]["memory"]
     assert memory["exists"] is True and memory["schema_version"] == memory["schema_current"]
+
+
+def test_tags_may_start_with_a_digit_as_people_write_them() -> None:
+    record = retain("the shared vault holds the staging login", tags=["1password", "2fa", "k8s"])
+    assert record["tags"] == ["1password", "2fa", "k8s"]
+    assert mem("retrieve", request={"tags": ["2fa"]}).result["total"] == 1
+    for bad in ("-2fa", "2fa-", "two--factor", "2FA", "2 fa"):
+        out = mem("retain", request={"content": "x", "tags": [bad]})
+        assert out.exit == 2 and out.error["message"].startswith("request.tags[0]:"), bad

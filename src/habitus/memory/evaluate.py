@@ -10,7 +10,9 @@ retain` (validation, redaction), then their vectors are built as `memory index-v
 of up to 500 records gets them from its first search anyway). Each query runs as `memory retrieve
 QUERY` with no flags (or with `hybrid` forced on or off). A query counts as found when at least one
 expected id is in the top k (default 5); its reciprocal rank is 1/rank of the first expected id in the
-top 20, else 0. Figures come overall, per category and per lang.
+top 20, else 0. Figures come overall, per category and per lang. A query that expects nothing (`[]`:
+no memory answers it) is left out of them and counted under `unanswerable`, with how many came back
+empty.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ class Report:
     langs: dict[str, RecallTally] = field(default_factory=dict)
     misses: list[dict[str, Any]] = field(default_factory=list)
     modes: dict[str, int] = field(default_factory=dict)
+    unanswerable: RecallTally = field(default_factory=RecallTally)  # found: it returned nothing
 
 
 def _lines(path: Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -105,8 +108,8 @@ def load_queries(path: Path, known: set[str]) -> list[Query]:
     for number, obj in _lines(path, "queries"):
         where = f"{path} line {number}"
         expected = obj.get("expected")
-        if not isinstance(expected, list) or not expected or not all(isinstance(e, str) for e in expected):
-            raise HabitusError("bad_request", f"{where}: expected: a non-empty list of memory ids")
+        if not isinstance(expected, list) or not all(isinstance(e, str) for e in expected):
+            raise HabitusError("bad_request", f"{where}: expected: a list of memory ids")
         unknown = [e for e in expected if e not in known]
         if unknown:
             raise HabitusError("bad_request", f"{where}: expected: unknown memory id {unknown[0]}")
@@ -154,6 +157,9 @@ def evaluate(
                 result = retrieve_ranked(root, [store], sel, now=now)
                 report.modes[result["mode"]] = report.modes.get(result["mode"], 0) + 1
                 got = [by_store_id[item["id"]] for item in result["items"]]
+                if not case.expected:  # nothing answers it: counted apart, never in recall
+                    report.unanswerable.add(not got, 0.0)
+                    continue
                 rank = next((i for i, g in enumerate(got, 1) if g in case.expected), None)
                 found = rank is not None and rank <= k
                 rr = 1.0 / rank if rank is not None else 0.0
@@ -177,6 +183,7 @@ def evaluate(
         "categories": {name: t.as_dict() for name, t in sorted(report.categories.items())},
         "langs": {name: t.as_dict() for name, t in sorted(report.langs.items())},
         "modes": report.modes,
+        "unanswerable": {"queries": report.unanswerable.queries, "empty": report.unanswerable.found},
         "misses": report.misses,
     }
 

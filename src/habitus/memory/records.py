@@ -58,7 +58,7 @@ MAX_SLUG_CHARS = 64
 MAX_TAGS = 32
 MAX_SOURCE_CHARS = 64
 
-SLUG_RE = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
+SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")  # "2fa", "1password", "k8s" are tags people write
 UUID4_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 TIMESTAMP_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 TIMESTAMP_FORM = "an ISO-8601 UTC timestamp with milliseconds, like 2030-01-01T00:00:00.000Z"
