@@ -1,5 +1,5 @@
 """Check select's situation bank (src/habitus/select/bank/*.jsonl) and fit the prompt adapter from it
-(habitus.select.adapter): writes bank/adapter.npy and bank/manifest.json.
+(habitus.select.adapter): writes bank/adapter.npy, bank/descriptions.npy and bank/manifest.json.
 
     .venv/bin/python scripts/build_bank.py            # check, embed and fit (about a minute)
     .venv/bin/python scripts/build_bank.py --check    # check the bank files only
@@ -99,6 +99,8 @@ def main() -> int:
     matrix = adapter.fit(vectors, owners, descriptions)
     with (FOLDER / "adapter.npy").open("wb") as handle:
         np.save(handle, matrix.astype(np.float16), allow_pickle=False)
+    with (FOLDER / "descriptions.npy").open("wb") as handle:
+        np.save(handle, descriptions.astype(np.float16), allow_pickle=False)
     manifest = {
         "fingerprint": embedder.model_id.rpartition("@")[2],
         "bank": adapter.bank_digest(),

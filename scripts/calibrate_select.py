@@ -2,10 +2,15 @@
 
     .venv/bin/python scripts/calibrate_select.py [--model e5|minilm] [--write] [--report FILE]
 
-Training data (all hand-written, none blind): tests/fixtures/select/cases.jsonl, cases_blind.jsonl
-(named so historically; measured and tuned on, so it is dev data now), train_multilingual.jsonl
-(training prompts in English, German, Spanish, French, Portuguese, Russian, Japanese and Chinese) and
-dev_paste.jsonl (long prompts with pasted logs, traces, diffs and code around the user's ask).
+Training data (all hand-written; none of it a blind set still unmeasured), each cases file judged
+against its own catalog: catalog A's dev sets in tests/fixtures/select/ (cases.jsonl, cases_blind.jsonl
+(named so historically; measured and tuned on, so dev data), train_multilingual.jsonl, dev_paste.jsonl,
+dev_followup.jsonl, outside_dev.jsonl), and every blind select set whose one measurement is recorded in
+docs/quality.md (tests/fixtures/blind/select*, catalogs A, B, D, F and H: eight writers who never saw
+the code). Once measured, a blind set is spent: it is training data from then on, and the next figure
+that counts comes from a set written after it. Fitting on strangers' prompts and five catalogs, not
+on one catalog's dev prompts alone, is what the blind sets of 2026-12-07 asked for (docs/quality.md:
+thresholds fitted on catalog A's dev prompts sat too high for anyone else's).
 
 1. The live-request classifier: a logistic regression (L2, Newton's method, deterministic) over the
    embedding of each whole prompt. Live (1): applies, paraphrase, mixed, unrelated, near_miss and the
@@ -46,16 +51,60 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
-SELECT = REPO / "tests" / "fixtures" / "select"
-SETS = ("cases.jsonl", "cases_blind.jsonl", "train_multilingual.jsonl", "dev_paste.jsonl")
+FIXTURES = REPO / "tests" / "fixtures"
+SELECT = FIXTURES / "select"
+CATALOG_A = "select/habits.jsonl"
+SETS = (  # (cases, catalog), under tests/fixtures
+    *(
+        (f"select/{name}", CATALOG_A)
+        for name in (
+            "cases.jsonl",
+            "cases_blind.jsonl",
+            "train_multilingual.jsonl",
+            "dev_paste.jsonl",
+            "dev_followup.jsonl",
+            "outside_dev.jsonl",
+        )
+    ),
+    *(
+        (f"blind/{name}/cases.jsonl", f"blind/{name}/habits.jsonl")
+        for name in (
+            "select",
+            "select_b",
+            "select_c",
+            "select_d",
+            "select_e",
+            "select_f",
+            "select_g",
+            "select_h",
+        )
+    ),
+)
 GATE = REPO / "src" / "habitus" / "select" / "gate.json"
-LIVE = {"applies", "paraphrase", "mixed", "unrelated", "near_miss"}
+LIVE = {
+    "applies",
+    "paraphrase",
+    "mixed",
+    "unrelated",
+    "near_miss",
+    "multilingual",
+    "multi_clause",
+    "typo",
+    "imperative",
+    "long_context",
+    "long_paste",
+}
 NOT_LIVE = {"negation", "hypothetical", "quotation", "meta"}
 LIVE_L2 = 30.0
 PAIR_L2 = 1.0
 FOLDS = 5
-TARGET_PRECISION = 0.90  # habit-grouped folds: on 2026-12-01 their precision matched the unseen set's
-FOREIGN_PRECISION = 0.97  # prompts not read as English: no English rule reads their mood, so a stricter floor
+# Thresholds are chosen on strangers' prompts only (the spent blind sets and the outside dev set): the
+# project's own dev sets were written by people who knew the rules, harder and in another style, and
+# held thresholds too high for anyone else (blind sets G and H, 2026-12-07: precision 0.97-1.00 against
+# a 0.90 target, recall 0.23-0.31).
+STRANGERS_ONLY = True
+TARGET_PRECISION = 0.92  # a little above the 0.90 target: blind catalogs new to the gate lost up to 0.04
+FOREIGN_PRECISION = 0.95  # prompts not read as English: no English rule reads their mood
 SMALL = (2, 3, 5, 8)
 SMALL_PRECISION = 0.92  # small catalogs (their case-fold floor 0.90 gave 0.78 on an unseen catalog)
 SMALL_FOREIGN_PRECISION = 0.95  # few non-English pairs there: at 0.97 one false pair sets it to 9000
@@ -98,57 +147,73 @@ def _fit(x: np.ndarray, y: np.ndarray, l2: float, iterations: int) -> tuple[np.n
     return w[:-1], float(w[-1])
 
 
-def habit_fold(habit_id: str) -> int:
-    return int(hashlib.sha256(habit_id.encode()).hexdigest(), 16) % FOLDS
+def habit_fold(habit_key: str) -> int:
+    return int(hashlib.sha256(habit_key.encode()).hexdigest(), 16) % FOLDS
 
 
-def fold_of(case) -> int:  # type: ignore[no-untyped-def]
-    """The fold of a case: that of its first expected habit, else by its id (a case and its
-    small-catalog copy share a fold)."""
-    if case.expected:
-        return habit_fold(sorted(case.expected)[0])
-    base = case.id.removesuffix("~small")
+def fold_of(item) -> int:  # type: ignore[no-untyped-def]
+    """The fold of a case: that of its first expected habit (by catalog and id), else by its id (a
+    case and its small-catalog copy share a fold)."""
+    if item.case.expected:
+        return habit_fold(f"{item.catalog}:{sorted(item.case.expected)[0]}")
+    base = item.case.id.removesuffix("~small")
     return int(hashlib.sha256(base.encode()).hexdigest(), 16) % FOLDS
 
 
 def load(model: str):  # type: ignore[no-untyped-def]
+    """Every set's cases prepared against its own catalog. Each item carries `habits` (its catalog) and
+    `catalog` (the catalog's file); case ids are qualified by their set."""
+    from dataclasses import replace
+
+    from habitus.habits.vectors import field_input
     from habitus.models.embedders import load_embedder
     from habitus.select import evaluate
     from habitus.state.root import StateRoot
 
-    habits = evaluate.load_catalog(SELECT / "habits.jsonl")
-    known = {h.id for h in habits}
-    cases, origin, language = [], {}, {}
-    for name in SETS:
-        for case in evaluate.load_cases(SELECT / name, known):
-            cases.append(case)
-            origin[case.id] = name
-        for line in (SELECT / name).read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                obj = json.loads(line)
-                language[obj["id"]] = obj.get("lang") or _note_language(obj.get("note", ""))
     root = StateRoot.at(tempfile.mkdtemp())
     embedder = Cached(load_embedder(root, model))
-    prepared = evaluate.prepare(embedder, habits, cases)
-    embedder.save()
-    from habitus.habits.vectors import field_input
-
-    matrix = embedder.embed([field_input("condition", h.condition) for h in habits])
-    reference = matrix.mean(axis=0)
+    catalogs: dict[str, list] = {}
+    prepared, origin, language = [], {}, {}
+    for cases_name, catalog_name in SETS:
+        if catalog_name not in catalogs:
+            catalogs[catalog_name] = evaluate.load_catalog(FIXTURES / catalog_name)
+        habits = catalogs[catalog_name]
+        path = FIXTURES / cases_name
+        cases = [
+            replace(c, id=f"{cases_name}:{c.id}") for c in evaluate.load_cases(path, {h.id for h in habits})
+        ]
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                obj = json.loads(line)
+                language[f"{cases_name}:{obj['id']}"] = obj.get("lang") or _note_language(obj.get("note", ""))
+        for item in evaluate.prepare(embedder, habits, cases):
+            item.habits, item.catalog = habits, catalog_name  # type: ignore[attr-defined]
+            origin[item.case.id] = cases_name
+            prepared.append(item)
+        embedder.save()
+    reference = embedder.embed([field_input("condition", h.condition) for h in catalogs[CATALOG_A]]).mean(
+        axis=0
+    )
     if CATALOG == "small":
-        prepared = small_catalogs(embedder, habits, matrix, prepared)
+        prepared = small_catalogs(embedder, catalogs, prepared)
     embedder.save()
-    return habits, prepared, origin, language, embedder.kind, tuple(float(v) for v in reference)
+    return prepared, origin, language, embedder.kind, tuple(float(v) for v in reference)
 
 
-def small_catalogs(embedder, habits, matrix, prepared):  # type: ignore[no-untyped-def]
-    """Each case once more against a small catalog (SMALL habits: the expected ones and others drawn by
-    the case's hash), so the gate also holds where a user has only a few habits and a habit's margin
-    over the next one is wide. Habit indexes stay those of the full catalog."""
+def small_catalogs(embedder, catalogs, prepared):  # type: ignore[no-untyped-def]
+    """Each case once more against a small catalog (SMALL habits of its own catalog: the expected ones
+    and others drawn by the case's hash), so the gate also holds where a user has only a few habits and
+    a habit's margin over the next one is wide. Habit indexes stay those of the full catalog."""
+    from habitus.habits.vectors import field_input
     from habitus.select import evaluate, judge
 
+    matrices = {
+        name: embedder.embed([field_input("condition", h.condition) for h in habits])
+        for name, habits in catalogs.items()
+    }
     out = []
     for item in prepared:
+        habits, matrix = item.habits, matrices[item.catalog]
         seed = int(hashlib.sha256(item.case.id.encode()).hexdigest(), 16)
         rng = np.random.default_rng(seed % 2**32)
         size = int(rng.choice(SMALL))
@@ -164,7 +229,9 @@ def small_catalogs(embedder, habits, matrix, prepared):  # type: ignore[no-untyp
             item.case.expected,
             item.case.category,
         )
-        out.append(evaluate.Prepared(case, item.query, found))
+        small = evaluate.Prepared(case, item.query, found)
+        small.habits, small.catalog = habits, item.catalog  # type: ignore[attr-defined]
+        out.append(small)
     return out
 
 
@@ -204,7 +271,7 @@ def live_label(case) -> int | None:  # type: ignore[no-untyped-def]
     return None
 
 
-def train(habits, prepared, *, zeroed: tuple[str, ...] = (), held_out: int | None = None):  # type: ignore[no-untyped-def]
+def train(prepared, *, zeroed: tuple[str, ...] = (), held_out: int | None = None):  # type: ignore[no-untyped-def]
     from habitus.select import gate, judge
 
     xs, ys = [], []
@@ -218,15 +285,22 @@ def train(habits, prepared, *, zeroed: tuple[str, ...] = (), held_out: int | Non
     rows, labels = [], []
     for item in prepared:
         for j, values, _ in judge.candidates(
-            habits, item.query, item.found, live_model=live, reference=REFERENCE
+            item.habits, item.query, item.found, live_model=live, reference=REFERENCE
         ):
-            habit = habits[item.found.picked[j]].id
-            if held_out is not None and habit_fold(habit) == held_out:
+            habit = item.habits[item.found.picked[j]].id
+            if held_out is not None and habit_fold(f"{item.catalog}:{habit}") == held_out:
                 continue  # no row of a held-out habit trains the gate that scores it
             rows.append(_zero(values, zeroed))
             labels.append(float(habit in item.case.expected))
     pw, pb = fit(np.asarray(rows), np.asarray(labels), PAIR_L2)
     return gate.Gate(gate.Logistic(tuple(float(v) for v in pw), pb), 5000, live, zeroed)
+
+
+def _veto(why, probability):  # type: ignore[no-untyped-def]
+    """What judge.decide does with a rule's veto: the probability counts for nothing."""
+    from habitus.select import judge
+
+    return 0.0 if why in judge.VETO else probability
 
 
 def _zero(values, zeroed):  # type: ignore[no-untyped-def]
@@ -235,24 +309,27 @@ def _zero(values, zeroed):  # type: ignore[no-untyped-def]
     return tuple(0.0 if name in zeroed else v for name, v in zip(gate.FEATURES, values, strict=True))
 
 
-def out_of_fold(habits, prepared, *, zeroed=()):  # type: ignore[no-untyped-def]
+def out_of_fold(prepared, *, zeroed=()):  # type: ignore[no-untyped-def]
     """Per case: (read as English, [(habit id, probability)]) from a gate fitted on the other folds."""
     from habitus.lang.language import is_english
     from habitus.select import judge
 
     out = {}
     for fold in range(FOLDS):
-        model = train(habits, [p for p in prepared if fold_of(p.case) != fold], zeroed=zeroed, held_out=fold)
+        model = train([p for p in prepared if fold_of(p) != fold], zeroed=zeroed, held_out=fold)
         for item in prepared:
-            if fold_of(item.case) != fold:
+            if fold_of(item) != fold:
                 continue
             rows = judge.candidates(
-                habits, item.query, item.found, live_model=model.live, reference=REFERENCE
+                item.habits, item.query, item.found, live_model=model.live, reference=REFERENCE
             )
             english = is_english(item.query.unquoted)  # as the gate's "english" feature
             out[item.case.id] = (
                 english,
-                [(habits[item.found.picked[j]].id, model.probability(_zero(v, zeroed))) for j, v, _ in rows],
+                [
+                    (item.habits[item.found.picked[j]].id, _veto(why, model.probability(_zero(v, zeroed))))
+                    for j, v, why in rows
+                ],
             )
     return out
 
@@ -301,7 +378,11 @@ def choose(prepared, scored) -> tuple[int, int]:  # type: ignore[no-untyped-def]
         (True, SMALL_PRECISION if small else TARGET_PRECISION),
         (False, SMALL_FOREIGN_PRECISION if small else FOREIGN_PRECISION),
     ):
-        part = [item for item in prepared if scored[item.case.id][0] == english]
+        part = [
+            item
+            for item in prepared
+            if scored[item.case.id][0] == english and (not STRANGERS_ONLY or _stranger(item.case.id))
+        ]
         found = THRESHOLDS[-1]
         for threshold in THRESHOLDS:
             t = tally(part, scored, (threshold, threshold))["all"]
@@ -310,6 +391,11 @@ def choose(prepared, scored) -> tuple[int, int]:  # type: ignore[no-untyped-def]
                 break
         chosen.append(found)
     return chosen[0], chosen[1]
+
+
+def _stranger(case_id: str) -> bool:
+    """Written by someone who never saw the code or the rules: the spent blind sets and the outside dev set."""
+    return case_id.startswith("blind/") or case_id.startswith("select/outside_dev.jsonl")
 
 
 def main() -> int:
@@ -326,10 +412,10 @@ def main() -> int:
     CATALOG = args.catalog
     from habitus.select import gate
 
-    habits, prepared, origin, language, kind, reference = load(args.model)
+    prepared, origin, language, kind, reference = load(args.model)
     global REFERENCE
     REFERENCE = reference
-    scored = out_of_fold(habits, prepared)
+    scored = out_of_fold(prepared)
     threshold = choose(prepared, scored)
 
     def groups(item):  # type: ignore[no-untyped-def]
@@ -357,14 +443,14 @@ def main() -> int:
     if not args.no_ablation:
         base = figures(tally(prepared, scored, threshold)["all"])["f1"] or 0.0
         for rule in gate.RULES:
-            other = out_of_fold(habits, prepared, zeroed=(rule,))
+            other = out_of_fold(prepared, zeroed=(rule,))
             at = choose(prepared, other)
             f1 = figures(tally(prepared, other, at)["all"])["f1"] or 0.0
             report["ablation"][rule] = {"f1_without": f1, "f1_with": base, "gain": round(base - f1, 3)}
             if base - f1 < -NOISE_F1:
                 dropped.append(rule)
     if dropped:  # refit and re-choose without the rule features that gained nothing: the gate written
-        scored = out_of_fold(habits, prepared, zeroed=tuple(dropped))
+        scored = out_of_fold(prepared, zeroed=tuple(dropped))
         threshold = choose(prepared, scored)
         report["cv_with_every_rule"] = report["cv"]
         report["cv"] = {k: figures(v) for k, v in sorted(tally(prepared, scored, threshold, groups).items())}
@@ -373,13 +459,13 @@ def main() -> int:
     if args.report:
         Path(args.report).write_text(json.dumps(report, indent=1) + "\n")
     if args.write:
-        model = train(habits, prepared, zeroed=tuple(dropped))
+        model = train(prepared, zeroed=tuple(dropped))
         data = json.loads(GATE.read_text()) if GATE.exists() else {"models": {}}
-        data["features"] = list(gate.FEATURES)
         data["models"][kind if CATALOG == "full" else f"{kind}/small"] = {
             "accept_bp": threshold[0],
             "accept_foreign_bp": threshold[1],
             "dropped": dropped,
+            "features": list(gate.FEATURES),
             "pair": {"weights": [round(w, 4) for w in model.pair.weights], "bias": round(model.pair.bias, 4)},
             "live": {"weights": [round(w, 5) for w in model.live.weights], "bias": round(model.live.bias, 5)},
             "reference": [round(v, 5) for v in reference],

@@ -57,8 +57,10 @@ def test_the_bank_checks_clean() -> None:
 @E5
 def test_the_adapter_is_packaged_for_the_default_model_only() -> None:
     spec = registry.default_spec()
-    matrix = adapter.load(spec.model_id)
-    assert matrix is not None and matrix.shape == (spec.dims, spec.dims) and matrix.dtype == np.float32
+    fitted = adapter.load(spec.model_id)
+    assert fitted is not None and fitted.matrix.shape == (spec.dims, spec.dims)
+    assert fitted.matrix.dtype == np.float32 and fitted.descriptions.shape[1] == spec.dims
+    assert np.allclose(np.linalg.norm(fitted.descriptions, axis=1), 1.0, atol=1e-3)
     assert adapter.load(registry.minilm_spec().model_id) is None
     assert adapter.load("default@0000000000000000") is None
 
@@ -92,8 +94,24 @@ def test_a_bank_that_does_not_match_its_manifest_means_no_adapter(tmp_path: Path
 def test_adapt_without_a_matrix_is_the_identity() -> None:
     vectors = np.eye(3, dtype=np.float32)
     assert adapter.adapt(vectors, None) is vectors
-    out = adapter.adapt(vectors, 2 * np.eye(3, dtype=np.float32))
+    out = adapter.adapt(
+        vectors, adapter.Adapter(2 * np.eye(3, dtype=np.float32), np.eye(3, dtype=np.float32))
+    )
     assert np.allclose(np.linalg.norm(out, axis=1), 1.0)
+
+
+def test_a_rival_is_any_known_situation_but_the_conditions_own() -> None:
+    """A prompt nearest some other situation of the bank scores below zero for the habit; the bank's
+    situation that is the condition's own is no rival."""
+    descriptions = np.eye(3, dtype=np.float32)  # situations along e0, e1, e2
+    fitted = adapter.Adapter(np.eye(3, dtype=np.float32), descriptions)
+    condition = np.asarray([[1.0, 0.0, 0.0]], dtype=np.float32)  # the habit is situation e0's own
+    near_own = np.asarray([[0.9, 0.3, 0.1]], dtype=np.float32)
+    near_other = np.asarray([[0.3, 0.9, 0.1]], dtype=np.float32)
+    assert (
+        adapter.rivals(near_own, condition, fitted)[0] > 0 > adapter.rivals(near_other, condition, fitted)[0]
+    )
+    assert adapter.rivals(near_other, condition, None)[0] == 0.0
 
 
 def test_fit_pulls_each_prompt_to_its_own_description() -> None:
@@ -119,7 +137,7 @@ def test_fit_pulls_each_prompt_to_its_own_description() -> None:
     raw = (x @ d.T).argmax(axis=1)
     assert (raw != y).any()
     matrix = adapter.fit(x, y, d, steps=300)
-    adapted = (adapter.adapt(x, matrix) @ d.T).argmax(axis=1)
+    adapted = (adapter.adapt(x, adapter.Adapter(matrix, d)) @ d.T).argmax(axis=1)
     assert (adapted == y).all()
 
 
@@ -154,3 +172,13 @@ def test_select_reaches_a_habit_from_words_it_does_not_share(prompt: str, expect
     chosen = run(["select"], request={"prompt": prompt})
     assert chosen.exit == 0, chosen.stderr
     assert [h["id"] for h in chosen.result["habits"]] == [ids[expected]]
+
+
+def test_exemplars_move_their_habits_condition_and_no_other() -> None:
+    conditions = np.eye(3, dtype=np.float32)
+    fitted = adapter.Adapter(np.eye(3, dtype=np.float32), np.eye(3, dtype=np.float32))
+    exemplars = np.asarray([[0.0, 1.0, 0.0], [0.0, 0.8, 0.6]], dtype=np.float32)
+    moved = adapter.with_exemplars(conditions, exemplars, [2, 2], fitted)
+    assert np.array_equal(moved[:2], conditions[:2])  # habits without exemplars are as they were
+    assert np.isclose(np.linalg.norm(moved[2]), 1.0) and moved[2][1] > 0.5 and moved[2][2] > 0.5
+    assert adapter.with_exemplars(conditions, exemplars[:0], [], fitted) is conditions

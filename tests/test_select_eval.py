@@ -134,15 +134,21 @@ def test_eval_with_a_model_judge(tmp_path: Path, state_root: Path) -> None:
 
 
 def test_the_gate_is_well_formed_data() -> None:
-    """scripts/calibrate_select.py writes gate.json: one gate per packaged model kind, over FEATURES."""
+    """scripts/calibrate_select.py writes gate.json: one gate per packaged model kind, each naming the
+    features it was fitted over (a feature added since weighs nothing in an older fit)."""
     from habitus.select import gate
 
     data = gate.weights()
-    assert data["features"] == list(gate.FEATURES)
+    assert data["models"]["e5"]["features"] == list(gate.FEATURES)
     for kind, habits in (("e5", 32), ("e5/small", 3), ("minilm", 32), ("minilm/small", 3)):
         fitted = data["models"][kind]
         model = gate.for_kind(kind.split("/")[0], habits)
         assert model.accept_bp == fitted["accept_bp"]
+        names = fitted["features"]
+        assert set(names) <= set(gate.FEATURES) and len(names) == len(fitted["pair"]["weights"])
+        for name, weight in zip(names, fitted["pair"]["weights"], strict=True):
+            assert model.pair.weights[gate.FEATURES.index(name)] == weight
+        assert all(model.pair.weights[gate.FEATURES.index(n)] == 0 for n in set(gate.FEATURES) - set(names))
         assert len(model.pair.weights) == len(gate.FEATURES) and len(model.live.weights) == 384
         assert len(model.reference) == 384 and 2000 <= model.accept_bp <= 9500
         assert set(fitted["dropped"]) <= set(gate.RULES)
@@ -151,6 +157,24 @@ def test_the_gate_is_well_formed_data() -> None:
     with pytest.raises(HabitusError) as caught:
         gate.for_kind("added")
     assert caught.value.code == "model_unavailable"
+
+
+def test_a_gate_naming_a_feature_this_version_lacks_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A gate.json from a newer fit cannot be read by weight position: it fails closed (no guidance)."""
+    import copy
+
+    from habitus.select import gate
+
+    data = copy.deepcopy(gate.weights())
+    data["models"]["e5"]["features"] = [*data["models"]["e5"]["features"][:-1], "from_the_future"]
+    monkeypatch.setattr(gate, "weights", lambda: data)
+    gate.for_kind.cache_clear()
+    try:
+        with pytest.raises(HabitusError) as caught:
+            gate.for_kind("e5", 32)
+        assert caught.value.code == "model_unavailable"
+    finally:
+        gate.for_kind.cache_clear()
 
 
 def test_the_training_script_fits_a_separating_gate() -> None:

@@ -69,7 +69,8 @@ def test_requests_now_select(prompt: str, expected: list[str]) -> None:
 )
 def test_rule_categories_reject(prompt: str, habit: str, reason: str | None) -> None:
     selected, reasons = decide(prompt)
-    assert selected == []
+    # deleting the old Dockerfile is deleting a file: h25 ("When deleting files or directories") applies
+    assert selected == (["h25"] if prompt == "delete the old Dockerfile" else [])
     if reason is not None:
         assert reasons[habit] == reason
 

@@ -19,6 +19,9 @@ development sets of catalog A, none of which is in the bank, it raised the share
 expected habit ranks first from 78 to 107 of 132 (outside dev set) and the pairs' ROC AUC from 0.875
 to 0.966 (docs/quality.md).
 
+Beside the matrix the package keeps the bank's descriptions as the model embeds them: a prompt nearer
+some other situation of software work than a habit's condition is less likely that habit's (`rivals`).
+
 The matrix is packaged for the embedded default model only (multilingual-e5-small); `manifest.json`
 pins that model's fingerprint and the SHA-256 of every bank file. Any other model, or a bank that does
 not match its manifest, means no adapter: the prompt is compared as it is (and the gate for that
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -62,10 +66,19 @@ def bank_digest() -> dict[str, str]:
     return {entry.name: hashlib.sha256(entry.read_bytes()).hexdigest() for entry in bank_files()}
 
 
+@dataclass(frozen=True)
+class Adapter:
+    """The fitted map and the bank's situation descriptions as the model embeds them (unit rows): the
+    situations a prompt could be in besides a habit's own."""
+
+    matrix: np.ndarray  # (dims, dims) float32
+    descriptions: np.ndarray  # (situations, dims) float32
+
+
 @cache
-def load(model_id: str) -> np.ndarray | None:
-    """The adapter (dims x dims, float32) for this embedding model (`NAME@FINGERPRINT`), or None when
-    none is packaged for it or the package's files do not agree with the manifest."""
+def load(model_id: str) -> Adapter | None:
+    """The adapter for this embedding model (`NAME@FINGERPRINT`), or None when none is packaged for it
+    or the package's files do not agree with the manifest."""
     import numpy as np
 
     try:
@@ -77,21 +90,69 @@ def load(model_id: str) -> np.ndarray | None:
             return None
         with folder().joinpath("adapter.npy").open("rb") as handle:
             matrix = np.load(handle, allow_pickle=False).astype(np.float32)
+        with folder().joinpath("descriptions.npy").open("rb") as handle:
+            descriptions = np.load(handle, allow_pickle=False).astype(np.float32)
     except (OSError, ValueError, AttributeError):
         return None
-    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or not np.all(np.isfinite(matrix)):
+    dims = matrix.shape[0] if matrix.ndim == 2 else 0
+    if (
+        matrix.shape != (dims, dims)
+        or descriptions.ndim != 2
+        or descriptions.shape[1] != dims
+        or not (np.all(np.isfinite(matrix)) and np.all(np.isfinite(descriptions)))
+    ):
         return None
-    return matrix
+    norms = np.maximum(np.linalg.norm(descriptions, axis=1, keepdims=True), 1e-12)
+    return Adapter(matrix, descriptions / norms)
 
 
-def adapt(vectors: np.ndarray, matrix: np.ndarray | None) -> np.ndarray:
+def adapt(vectors: np.ndarray, fitted: Adapter | None) -> np.ndarray:
     """unit(vectors @ matrix), row by row; the vectors themselves when there is no adapter."""
     import numpy as np
 
-    if matrix is None or not len(vectors):
+    if fitted is None or not len(vectors):
         return vectors
-    out = vectors @ matrix
+    out = vectors @ fitted.matrix
     return (out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)).astype(np.float32)
+
+
+def with_exemplars(conditions: np.ndarray, exemplars: np.ndarray, owners: Any, fitted: Adapter) -> np.ndarray:
+    """Each condition's vector moved to unit(condition + mean of its adapted exemplars): a habit's
+    examples (prompts it applies to) carried into condition wording, on the same scale as a condition
+    without any. Conditions without exemplars are returned as they are."""
+    import numpy as np
+
+    if not len(exemplars):
+        return conditions
+    out = conditions.astype(np.float32, copy=True)
+    carried = adapt(exemplars, fitted)
+    owners = np.asarray(owners)
+    for habit in np.unique(owners):
+        mean = carried[owners == habit].mean(axis=0)
+        vector = conditions[habit] + mean
+        out[habit] = vector / max(float(np.linalg.norm(vector)), 1e-12)
+    return out
+
+
+NEAR = 0.92  # a bank situation this close to a condition is that condition's own, not a rival
+RIVAL_CAP = 0.2
+
+
+def rivals(adapted: np.ndarray, conditions: np.ndarray, fitted: Adapter | None) -> np.ndarray:
+    """(habits,): each condition's best score over the texts minus the best score of any bank
+    situation that is not the condition's own (a description under NEAR), within +-RIVAL_CAP: how much
+    nearer this habit the prompt is than any other known situation of software work. Zero without an
+    adapter."""
+    import numpy as np
+
+    if fitted is None or not len(conditions) or not len(adapted):
+        return np.zeros(len(conditions), dtype=np.float32)
+    own = (adapted @ conditions.T).max(axis=0)
+    situation = adapted @ fitted.descriptions.T  # (texts, situations)
+    near = conditions @ fitted.descriptions.T >= NEAR  # (habits, situations)
+    masked = np.where(near[None, :, :], -1.0, situation[:, None, :])  # (texts, habits, situations)
+    other = masked.max(axis=2).max(axis=0)
+    return np.clip(own - other, -RIVAL_CAP, RIVAL_CAP).astype(np.float32)
 
 
 def fit(

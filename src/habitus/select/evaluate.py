@@ -118,8 +118,8 @@ def load_cases(path: Path, known: set[str]) -> list[Case]:
 
 def _messages(context: Any) -> Any:
     """Prior messages as strings: each is a string, or a chat message `{"role", "content"}` (or
-`"text"`, as some transcripts write it), read as its words. Anything else is left for the caller to
-refuse."""
+    `"text"`, as some transcripts write it), read as its words. Anything else is left for the caller to
+    refuse."""
     if not isinstance(context, list):
         return context
     return [_words(m) for m in context]

@@ -54,6 +54,8 @@ FEATURES = (
     "same_action",  # English rules: the clause names the condition's action
     "shared",  # English rules: object words in common (0, 0.5, 1)
     "event",  # the condition is an event ("When a test fails"), not an activity
+    "raw",  # best cosine with the condition, the prompt not adapted
+    "rival",  # how much nearer the habit than any other known situation (adapter.rivals)
 )
 RULES = ("blocked", "mention", "meta", "quoted", "same_action", "shared")
 
@@ -113,8 +115,16 @@ def for_kind(kind: str, habits: int = SMALL_CATALOG) -> Gate:
             f"the local select judge has no gate for embedding model kind {kind}",
             hint="`habitus model use default`",
         )
-    return Gate(
-        pair=Logistic(tuple(data["pair"]["weights"]), float(data["pair"]["bias"])),
+    names = data.get("features", FEATURES)  # the features this fit was made over, in its weights' order
+    given = dict(zip(names, data["pair"]["weights"], strict=True))
+    if set(given) - set(FEATURES):
+        raise HabitusError(
+            "model_unavailable",
+            f"the local select judge's gate for {kind} names features this version does not compute",
+            hint="reinstall habitus",
+        )
+    return Gate(  # a feature the fit did not know weighs nothing (it was zero or absent when fitted)
+        pair=Logistic(tuple(float(given.get(name, 0.0)) for name in FEATURES), float(data["pair"]["bias"])),
         accept_bp=int(data["accept_bp"]),
         live=Logistic(tuple(data["live"]["weights"]), float(data["live"]["bias"])),
         dropped=tuple(data.get("dropped", ())),
@@ -151,6 +161,8 @@ def features(
     query: Query,
     unit: text.Clause | None,
     condition_read: text.Condition,
+    raw: float = 0.0,
+    rival: float = 0.0,
 ) -> tuple[float, ...]:
     english = float(is_english(query.unquoted))
     catalog = min(1.0, math.log2(max(1, habits)) / 5)
@@ -184,4 +196,6 @@ def features(
         same,
         shared,
         float(condition_read.event),
+        raw,
+        rival,
     )
