@@ -9,19 +9,22 @@
  * advise.enabled true` and `habitus config set memory.observe_enabled true` (select and the memory index
  * are on by default). Set HABITUS_BIN to use another program.
  *
- * - before_agent_start: runs `habitus memory index`, `habitus select` and `habitus advise` (each with
- *   `--harness pi` and the event on stdin, in parallel, each given CONTEXT_TIMEOUT_MS) and appends what
- *   they answer as `additionalContext` to this run's system prompt, in that order: the memory index,
- *   the approved habits that apply to the prompt, advice waiting from the last review. No answer, an
- *   error or nothing to say: the prompt is left as it is. In 1.6 the event is a union: only a run the
- *   user started (`messageType: "user"`) has a `prompt`; a run an extension started has none.
+ * Each event goes to ONE process, `habitus hook --harness pi`, which runs every habitus command planned
+ * for it (habitus.harness.plan) in order and answers once: one process start per event instead of one
+ * per command (with the warm worker, most of a hook's cost is starting that process).
+ * - before_agent_start: `hook` runs `memory index`, `select` and `advise` (awaited, CONTEXT_TIMEOUT_MS)
+ *   and answers their `additionalContext` joined, in that order: the memory index, the approved habits
+ *   that apply to the prompt, advice waiting from the last review; it is appended to this run's system
+ *   prompt. No answer, an error or nothing to say: the prompt is left as it is. In 1.6 the event is a
+ *   union: only a run the user started (`messageType: "user"`) has a `prompt`; a run an extension
+ *   started has none.
  * - agent_end fires once per attempt in 1.6 (an automatically retried provider error gives two, the
  *   second with only the retry's messages), so there the messages are collected, and agent_settled
- *   (Pi will not continue) hands them all, with the prompt and `aborted`, to `habitus capture` and
- *   `habitus advise` (which reviews them; a note waits for the next prompt), and the session file to
- *   `habitus memory observe`. In 0.73, which has no agent_settled, agent_end does that; a retried
- *   attempt then arrives without its prompt and capture stores nothing for it.
- * - session_shutdown: hands the session file to `habitus capture` for a sweep of anything missed.
+ *   (Pi will not continue) hands them all, with the prompt, `aborted` and the session file, to `hook`,
+ *   which runs `capture`, `advise` (a review; a note waits for the next prompt) and `memory observe`.
+ *   In 0.73, which has no agent_settled, agent_end does that; a retried attempt then arrives without
+ *   its prompt and capture stores nothing for it.
+ * - session_shutdown: `hook` runs `capture` on the session file, a sweep of anything missed.
  * Every child gets a deadline (CONTEXT_TIMEOUT_MS, or BACKGROUND_TIMEOUT_MS for what is not awaited)
  * and is killed after it: `pi -p` waits for the children an extension started, so a hung habitus must
  * not keep it open. Every error is swallowed: habitus never disturbs the session.
@@ -81,7 +84,7 @@ function base(name: string, ctx: any): any {
 	};
 }
 
-// Run `habitus ARGS --harness pi` with the event on stdin. With `wait`, resolve to the additionalContext
+// Run `habitus ARGS --harness pi` (ARGS: `hook`) with the event on stdin. With `wait`, resolve to the additionalContext
 // it answers ("" for none, an error or no answer in time); otherwise resolve at once. Either way the
 // child is killed when its deadline passes.
 function habitus(args: string[], event: any, wait: boolean): Promise<string> {
@@ -141,9 +144,7 @@ export default function habitusExtension(pi: ExtensionAPI): void {
 	let collected: any = [];
 	const report = (ctx: any, name: string, messages: any, aborted: any) => {
 		const run = { ...base(name, ctx), prompt: capText(prompt, false), messages: messages.slice(-MAX_MESSAGES), aborted };
-		habitus(["capture"], run, false);
-		habitus(["advise"], run, false);
-		habitus(["memory", "observe"], base(name, ctx), false);
+		habitus(["hook"], run, false);
 		prompt = undefined;
 		collected = [];
 	};
@@ -153,12 +154,7 @@ export default function habitusExtension(pi: ExtensionAPI): void {
 		prompt = typed ? event.prompt : undefined;
 		collected = [];
 		const request = { ...base("before_agent_start", ctx), prompt: capText(prompt, false), messageType: event.messageType };
-		const parts = await Promise.all([
-			habitus(["memory", "index"], request, true),
-			habitus(["select"], request, true),
-			habitus(["advise"], request, true),
-		]);
-		const context = parts.filter((part: string) => part.trim()).join("\n\n");
+		const context = (await habitus(["hook"], request, true)).trim();
 		if (!context || typeof event.systemPrompt !== "string") return undefined;
 		return { systemPrompt: `${event.systemPrompt}\n\n${context}` };
 	});
@@ -175,6 +171,6 @@ export default function habitusExtension(pi: ExtensionAPI): void {
 		report(ctx, "agent_settled", collected, event && event.aborted === true);
 	});
 	pi.on("session_shutdown", async (_event: any, ctx: any) => {
-		habitus(["capture"], base("session_shutdown", ctx), false);
+		habitus(["hook"], base("session_shutdown", ctx), false);
 	});
 }

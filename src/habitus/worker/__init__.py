@@ -42,7 +42,7 @@ MAX_SOCKET_PATH = 107  # sun_path holds 108 bytes with the terminating NUL
 _SIZES = struct.Struct(">II")
 
 # Hook commands the worker answers: the ones that load models, vectors and stores.
-SERVED = (("select",), ("capture",), ("advise",), ("memory", "index"))
+SERVED = (("hook",), ("select",), ("capture",), ("advise",), ("memory", "index"))
 
 
 def code_id() -> str:

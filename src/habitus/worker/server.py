@@ -366,13 +366,10 @@ def run_command(request: dict[str, Any], stdin: bytes) -> tuple[int, bytes]:
 
     argv: list[str] = request["argv"]
     saved_env = dict(os.environ)
-    saved_streams = sys.stdin, sys.stdout, sys.stderr
-    out = io.BytesIO()
+    saved_stderr = sys.stderr
     os.chdir(request["cwd"])  # checked by the caller
     os.environ.clear()
     os.environ.update(request["env"])
-    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
-    sys.stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
     sys.stderr = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)  # hooks print none
     call = hookmode.hook_call(argv)
     root = hookmode.argv_value(argv, "--root")
@@ -393,17 +390,12 @@ def run_command(request: dict[str, Any], stdin: bytes) -> tuple[int, bytes]:
             clock=True,
             hard=False,
         )
-        cli.root.main(args=argv, prog_name="habitus")
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except BaseException:  # cli.main maps every failure; anything left is the worker's own trouble
-        code = 0
+        code, result = cli.run_line(argv, stdin)
+    except BaseException:  # cli maps every failure; anything left is the worker's own trouble
+        code, result = 0, b""
     finally:
         hookmode.disarm()
-        with contextlib.suppress(Exception):
-            sys.stdout.flush()
-            result = out.getvalue()  # before the wrappers are dropped: they close what they wrap
-        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        sys.stderr = saved_stderr
         os.environ.clear()
         os.environ.update(saved_env)
         with contextlib.suppress(OSError):
