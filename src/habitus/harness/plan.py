@@ -94,6 +94,11 @@ PLAN: dict[str, list[tuple[str, tuple[str, ...]]]] = {
 }
 
 
+def events(harness: str) -> list[str]:
+    """The events habitus hooks for `harness`, in PLAN's order: one `habitus hook` entry each."""
+    return list(dict.fromkeys(event for event, _ in PLAN.get(harness, [])))
+
+
 def commands_for(harness: str, event: str) -> list[tuple[str, ...]]:
     """The habitus commands (arguments after the program) that `harness`'s `event` runs, in order."""
     return [args for name, args in PLAN.get(harness, []) if name == event]
@@ -175,9 +180,10 @@ def snippet(harness: str, root: str | None = None, program: str | None = None) -
     object can go into a repository's settings or a plugin's hook file as it is. `root` (a state root)
     is written into every command when given.
     """
-    events = dict.fromkeys(event for event, _ in PLAN[harness])
     return {
-        "hooks": {event: [{"hooks": [entry(harness, HOOK, root, event, program)]}] for event in events}
+        "hooks": {
+            event: [{"hooks": [entry(harness, HOOK, root, event, program)]}] for event in events(harness)
+        }
     }
 
 

@@ -90,7 +90,9 @@ def merge(replies: list[dict[str, Any] | None]) -> dict[str, Any] | None:
             text = specific.get("additionalContext")
             if isinstance(text, str) and text:
                 texts.append(text)
-            merged.setdefault("hookSpecificOutput", {k: v for k, v in specific.items() if k != "additionalContext"})
+            merged.setdefault(
+                "hookSpecificOutput", {k: v for k, v in specific.items() if k != "additionalContext"}
+            )
         text = reply.get("additionalContext")
         if isinstance(text, str) and text:
             texts.append(text)
