@@ -211,6 +211,20 @@ def test_codex_and_gemini_files(home: Path, tmp_path: Path, monkeypatch: pytest.
     assert all(h["timeout"] >= 1000 for h in handlers(merged, "AfterAgent"))  # milliseconds
 
 
+def test_only_claude_codes_session_end_sweep_runs_in_the_background() -> None:
+    """Claude Code runs an `"async": true` hook without waiting; `claude -p` lets a SessionEnd one finish
+    after it exits but kills an unfinished Stop one, so only the SessionEnd sweep is marked."""
+    marked = {
+        (harness, event)
+        for harness in HARNESSES
+        for event, groups in plan.snippet(harness)["hooks"].items()
+        for handler in groups[0]["hooks"]
+        if handler.get("async")
+    }
+    assert marked == {("claude-code", "SessionEnd")}
+    assert plan.commands_for("claude-code", "SessionEnd") == [("capture",)]
+
+
 @pytest.mark.parametrize("harness", HARNESSES)
 def test_an_install_over_the_per_command_layout_leaves_one_hook_per_event(harness: str, home: Path) -> None:
     """Before 2026-12-07 hooks install wrote one entry per command (select and advise side by side on

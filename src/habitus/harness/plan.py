@@ -106,6 +106,11 @@ def commands_for(harness: str, event: str) -> list[tuple[str, ...]]:
 
 # Events whose timeout the harness clamps (Codex: SessionEnd and Interrupt to 3 s, with a warning).
 CLAMPED = {("codex", "SessionEnd"): 3, ("codex", "Interrupt"): 3}
+# Events whose hook the harness runs in the background ("async": true) because nothing it answers is
+# needed: Claude Code's SessionEnd, a sweep of the transcript for anything a Stop missed. `claude -p`
+# then exits without waiting for it, and the sweep finishes on its own (observed with 2.1.332: an async
+# SessionEnd hook outlives the exit; an async Stop hook does not, so Stop's capture stays in the turn).
+BACKGROUND = {("claude-code", "SessionEnd")}
 # What the harness still needs besides the file (said in the install result and README).
 NOTES = {
     "claude-code": "Claude Code reads settings.json at start: restart running sessions (or review them in /hooks).",
@@ -169,6 +174,8 @@ def entry(
     item: dict[str, Any] = {"type": "command", "command": command_line(args, harness, root, program)}
     if harness == "gemini":
         return {"name": "habitus-" + "-".join(args), **item, "timeout": timeout * 1000}
+    if (harness, event) in BACKGROUND:
+        return {**item, "timeout": timeout, "async": True}
     return {**item, "timeout": timeout}
 
 
