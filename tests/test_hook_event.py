@@ -23,8 +23,10 @@ GUIDANCE = "habitus: the user approved these habits"
 CLAIM = "Bumped the version to 0.6.0 and added the changelog entry. All 53 tests pass. The release is ready to tag."
 
 
-def in_process(root: Path, args: list[str], event: dict[str, object]) -> bytes:
-    done = hook(args, event, env_for(root, worker=False))
+def in_process(
+    root: Path, args: list[str], event: dict[str, object], *, harness: str = "claude-code"
+) -> bytes:
+    done = hook(args, event, env_for(root, worker=False), harness=harness)
     assert done.returncode == 0 and done.stderr == b"", done.stderr
     return done.stdout
 
@@ -151,3 +153,115 @@ def test_the_warm_worker_answers_hook_as_the_process_would(state_root: Path) -> 
             assert hook(["hook"], EVENT, env).stdout == expected["prompt"]
         assert status(state_root)["served"] - before == 4  # each call, all its commands, in the worker
     assert lines(state_root) == []
+
+
+# -- Pi: the extension hands a session's later events to the worker over its socket --------------------
+
+
+def _json_call(path: str, header: dict[str, object], body: bytes) -> list[tuple[dict[str, object], bytes]]:
+    """Send one request with a JSON header (what Pi's extension writes) and read every reply frame."""
+    import socket
+    import struct
+
+    data = json.dumps(header).encode()
+    frames = []
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(30)
+        conn.connect(path)
+        conn.sendall(struct.pack(">II", len(data) | 1 << 31, len(body)) + data + body)
+        buffer = b""
+        while chunk := conn.recv(1 << 16):
+            buffer += chunk
+        while buffer:
+            size, length = struct.unpack(">II", buffer[:8])
+            assert size & 1 << 31, "a JSON request gets JSON replies"
+            size &= ~(1 << 31)
+            frames.append((json.loads(buffer[8 : 8 + size]), buffer[8 + size : 8 + size + length]))
+            buffer = buffer[8 + size + length :]
+    return frames
+
+
+def test_a_json_client_is_served_like_the_python_client(state_root: Path, tmp_path: Path) -> None:
+    from habitus.worker import PROTOCOL, code_id, socket_path
+
+    prepare(state_root)
+    event = {"hook_event_name": "before_agent_start", "session_id": "p", "prompt": EVENT["prompt"]}
+    expected = json.loads(in_process(state_root, ["hook"], event, harness="pi"))
+    assert HABIT["behavior"] in expected["additionalContext"] and FACT in expected["additionalContext"]
+    assert "worker" not in expected  # HABITUS_WORKER=0: the extension is told of no worker
+    expected["worker"] = {"socket": socket_path(str(state_root)), "code": code_id()}
+    with stopped_after(state_root):
+        wait_ready(state_root)
+        request = {
+            "op": "run",
+            "protocol": PROTOCOL,
+            "code": code_id(),
+            "argv": ["hook", "--harness", "pi"],
+            "cwd": str(tmp_path),
+            "env": env_for(state_root),
+            "deadline": time.monotonic() + 30,  # node's process.hrtime is the same CLOCK_MONOTONIC
+        }
+        frames = _json_call(socket_path(str(state_root)), request, json.dumps(event).encode())
+        assert [h["status"] for h, _ in frames] == ["accepted", "done"] and frames[1][0]["exit"] == 0
+        assert json.loads(frames[1][1]) == expected
+        other = _json_call(socket_path(str(state_root)), {**request, "code": "9.9.9:/elsewhere"}, b"{}")
+        assert other == [({"status": "mismatch"}, b"")]  # and that worker leaves, as for Python
+    assert lines(state_root) == []
+
+
+def test_the_pi_extension_sends_later_events_to_the_worker_without_a_process(
+    state_root: Path, tmp_path: Path
+) -> None:
+    """The first event of a session starts `habitus hook` (its reply names the worker); the next ones
+    go over the socket from node: no process, the same work (the turn is stored and reviewed)."""
+    import shutil
+    import subprocess
+
+    from conftest import BIN
+    from obs_helpers import payloads
+    from pi_helpers import extension_as_commonjs
+
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    prepare(state_root)
+    spawned = tmp_path / "spawned"
+    spy = tmp_path / "habitus"
+    spy.write_text(f'#!/bin/sh\necho "$@" >> {spawned}\nexec {BIN / "habitus"} "$@"\n')
+    spy.chmod(0o755)
+    (tmp_path / "ext.js").write_text(extension_as_commonjs("habitus.ts", "habitusExtension"))
+    (tmp_path / "drive.js").write_text(PI_TURN)
+    env = env_for(state_root, HABITUS_BIN=str(spy))
+    with stopped_after(state_root):
+        before = wait_ready(state_root)["served"]
+        done = subprocess.run(
+            ["node", str(tmp_path / "drive.js"), str(tmp_path / "ext.js"), str(tmp_path), str(EVENT["prompt"]), CLAIM],
+            capture_output=True, timeout=90, env=env, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0 and done.stderr == b"", done.stderr[-2000:]
+        first = json.loads(done.stdout.splitlines()[0])
+        assert HABIT["behavior"] in first["systemPrompt"] and FACT in first["systemPrompt"]
+        assert spawned.read_text().splitlines() == ["hook --harness pi"]  # only before_agent_start
+        for _ in range(200):  # agent_settled and session_shutdown: taken by the worker, finished there
+            if payloads(state_root) and status(state_root)["served"] - before == 3:
+                break
+            time.sleep(0.05)
+        assert [(p["user"], p["assistant"]) for p in payloads(state_root)] == [(EVENT["prompt"], CLAIM)]
+        assert status(state_root)["served"] - before == 3
+    assert lines(state_root) == []
+
+
+PI_TURN = """
+const ext = require(process.argv[2]);
+const handlers = {};
+ext({ on: (name, fn) => { handlers[name] = fn; } });
+const ctx = { cwd: process.argv[3], sessionManager: { getSessionId: () => "pi-w", getSessionFile: () => undefined } };
+const text = (role, t) => ({ role, content: [{ type: "text", text: t }], stopReason: role === "assistant" ? "stop" : undefined, timestamp: 1763685465041 });
+(async () => {
+  const prompt = process.argv[4];
+  const reply = await handlers.before_agent_start({ type: "before_agent_start", prompt, messageType: "user", systemPrompt: "SYSTEM" }, ctx);
+  process.stdout.write(JSON.stringify(reply === undefined ? null : reply) + "\\n");
+  await handlers.agent_end({ type: "agent_end", messages: [text("user", prompt), text("assistant", process.argv[5])] }, ctx);
+  await handlers.agent_settled({ type: "agent_settled", aborted: false }, ctx);
+  await handlers.session_shutdown({ type: "session_shutdown" }, ctx);
+})();
+"""

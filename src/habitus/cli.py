@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from io import BytesIO, TextIOWrapper
 from typing import Any
 
@@ -170,7 +171,9 @@ def _arm_hook(argv: list[str], *, process: bool) -> bool:
         settings = hookmode.read_settings(resolve(root))
     except HabitusError:
         settings = hookmode.Settings()
-    deadline = hookmode.STARTED + settings.budget_ms / 1000
+    # From the process's start; a call hosted by another process (a test's CliRunner) starts now.
+    started = hookmode.STARTED if process else time.monotonic()
+    deadline = started + settings.budget_ms / 1000
     hookmode.arm(deadline, settings, command=call[0], harness=call[1], root=root, clock=process, hard=process)
     return True
 

@@ -16,7 +16,8 @@ MAN = {
     "sends), with its hook_event_name.",
     "stdout": "The harness's reply for that event, or nothing: the replies of the commands it ran, merged "
     "(their additionalContext joined by a blank line, in the order they ran; a Stop blocker's "
-    '{"decision","reason"}; systemMessage lines joined).',
+    '{"decision","reason"}; systemMessage lines joined). For Pi, while the warm worker is on, also '
+    '"worker": {"socket", "code"}: where the extension may send the session\'s next events itself.',
     "files": "Whatever the commands it runs read and write (see habitus-select(1), habitus-advise(1), "
     "habitus-capture(1), habitus-memory(1)); failures go to <root>/errors.jsonl.",
 }
@@ -79,7 +80,27 @@ def cli(harness: str, root: str | None, wait: float) -> None:
             break
         _, out = run_line([*args, *tail], data)
         replies.append(_reply(out))
-    io.write_reply(merge(replies))
+    reply = merge(replies)
+    if harness == "pi":
+        reply = _with_worker(reply, root)
+    io.write_reply(reply)
+
+
+def _with_worker(reply: dict[str, Any] | None, root: str | None) -> dict[str, Any] | None:
+    """Pi's reply names the warm worker (its socket and the code it must run) when the worker is on, so
+    that the extension can hand the session's next events to it over the socket itself, without
+    starting a process (habitus.worker's JSON frames); a worker of other code refuses them."""
+    import os
+
+    from habitus import hookmode
+    from habitus.state.root import StateRoot
+    from habitus.worker import code_id, socket_path
+    from habitus.worker.client import OFF
+
+    path = StateRoot.at(root).path
+    if os.environ.get("HABITUS_WORKER", "").lower() in OFF or not hookmode.read_settings(path).worker:
+        return reply
+    return {**(reply or {}), "worker": {"socket": socket_path(str(path)), "code": code_id()}}
 
 
 def _reply(out: bytes) -> dict[str, Any] | None:
