@@ -76,7 +76,8 @@ def _per_command(session: object, name: str) -> None:
             event: [
                 {
                     "hooks": [
-                        plan.entry(harness, args, None, event) for args in plan.commands_for(harness, event)
+                        _waited(plan.entry(harness, args, None, event))
+                        for args in plan.commands_for(harness, event)
                     ]
                 }
             ]
@@ -89,6 +90,11 @@ def _per_command(session: object, name: str) -> None:
         "gemini": lambda s: s.home / ".gemini" / "settings.json",
     }[name](session)
     settings.install(path, wanted)
+
+
+def _waited(handler: dict[str, object]) -> dict[str, object]:
+    """A handler as it was before 2026-12-07: waited for (Claude Code's SessionEnd was not async)."""
+    return {k: v for k, v in handler.items() if k != "async"}
 
 
 def _turn(session: object, prompt: str) -> float:
