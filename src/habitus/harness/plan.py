@@ -6,7 +6,10 @@
     pi_extension()                   -> Path  the Pi extension shipped with habitus
     harness.settings.install(...)              merge into the file (see that module)
 
-The commands per event follow each capability's hook protocol (README; habitus.harness.events):
+What is installed is one `habitus hook --harness NAME` per event (one process: most of a warm hook's
+cost is starting it), which runs the commands PLAN gives that event in order and merges their replies;
+Claude Code's SessionEnd sweep is an async hook (BACKGROUND). The commands per event follow each
+capability's hook protocol (README; habitus.harness.events):
 
 - Claude Code (~/.claude/settings.json, or $CLAUDE_CONFIG_DIR/settings.json; a repository's
   .claude/settings.json): SessionStart -> memory index; UserPromptSubmit -> select, then advise (delivers

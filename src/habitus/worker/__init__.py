@@ -1,6 +1,6 @@
 """The warm worker: one long-lived process per state root that answers hook calls with everything loaded.
 
-A hook process (`habitus select|capture|advise|memory index --harness NAME`) is a thin client
+A hook process (`habitus hook|select|capture|advise|memory index --harness NAME`) is a thin client
 (`habitus.worker.client`, standard library only): it hands its command line, working directory,
 environment and stdin to the worker over `<root>/worker.sock` and prints the worker's reply. The worker
 (`habitus.worker.server`) runs the very same command in a process forked for that call from one where
