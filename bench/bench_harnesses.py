@@ -9,6 +9,11 @@ turn has a tool call. Each round runs the client once with hooks and once withou
 nothing installed), alternating, after warm-up rounds; each figure is the median. The note gives both
 medians and the difference, which is what the target bounds (+150 ms per turn once warm).
 
+Claude Code, Codex and Gemini also run, in the same rounds, a third home with the hooks laid out as
+`hooks install` wrote them before 2026-12-07 (one process per habitus command, the commands of one
+event side by side) instead of one `habitus hook` per event: the note gives what that layout adds,
+measured under the same load.
+
 A warm worker (when this habitus has `habitus worker`) is started by the warm-up turns like any other
 cache; a further row per client then measures a cold turn (`habitus worker stop` before each one).
 Without the worker those rows are left out. A client that cannot be installed (npm or the registry
@@ -61,6 +66,37 @@ def _stop_worker(env: dict[str, str]) -> None:
     subprocess.run([HABITUS, "worker", "stop"], capture_output=True, env=env, check=False)
 
 
+def _per_command(session: object, name: str) -> None:
+    """Write the hooks as `hooks install` laid them out before 2026-12-07: one entry per command."""
+    from habitus.harness import plan, settings
+
+    harness = {"claude": "claude-code", "codex": "codex", "gemini": "gemini"}[name]
+    wanted = {
+        "hooks": {
+            event: [
+                {
+                    "hooks": [
+                        _waited(plan.entry(harness, args, None, event))
+                        for args in plan.commands_for(harness, event)
+                    ]
+                }
+            ]
+            for event in plan.events(harness)
+        }
+    }
+    path = {
+        "claude": lambda s: s.claude_config / "settings.json",
+        "codex": lambda s: s.codex_home / "hooks.json",
+        "gemini": lambda s: s.home / ".gemini" / "settings.json",
+    }[name](session)
+    settings.install(path, wanted)
+
+
+def _waited(handler: dict[str, object]) -> dict[str, object]:
+    """A handler as it was before 2026-12-07: waited for (Claude Code's SessionEnd was not async)."""
+    return {k: v for k, v in handler.items() if k != "async"}
+
+
 def _turn(session: object, prompt: str) -> float:
     turn = session.run(prompt)  # type: ignore[attr-defined]
     if turn.exit != 0:
@@ -89,18 +125,30 @@ def run(runs: int) -> list[Row]:
                 except clients.Unavailable as why:
                     rows.append(Row(label, 0.0, 0, f"<= +{TARGET_MS:.0f} ms", False, f"not installed: {why}"))
                     continue
-                for s in (hooked, plain):
-                    (s.cwd / "notes.txt").write_text("The build is green.\n")
+                legacy = None
+                if name != "pi":
+                    legacy = clients.Session(name, base / f"{name}-per-command", model.url, root, hooks=False)
+                    _per_command(legacy, name)
+                for s in (hooked, plain, legacy):
+                    if s is not None:
+                        (s.cwd / "notes.txt").write_text("The build is green.\n")
                 with_hooks: list[float] = []
                 without: list[float] = []
+                per_command: list[float] = []
                 for index in range(WARMUP + rounds):
                     pair = (_turn(hooked, clients.PROMPT), _turn(plain, clients.PROMPT))
+                    old = _turn(legacy, clients.PROMPT) if legacy is not None else None
                     if index >= WARMUP:
                         with_hooks.append(pair[0])
                         without.append(pair[1])
+                        if old is not None:
+                            per_command.append(old)
                 warm, bare = statistics.median(with_hooks) * 1000, statistics.median(without) * 1000
                 added = warm - bare
                 note = f"without hooks {bare:.0f} ms; habitus adds {added:+.0f} ms"
+                if per_command:
+                    before = statistics.median(per_command) * 1000 - bare
+                    note += f" (one process per command, as before 2026-12-07: {before:+.0f} ms)"
                 if not worker:
                     note += " (no warm worker in this habitus)"
                 rows.append(Row(label, warm, rounds, f"<= +{TARGET_MS:.0f} ms", added <= TARGET_MS, note))

@@ -15,6 +15,7 @@ _habitus() {
             "|demo") node="demo" ;;
             "|eval") node="eval" ;;
             "|habit") node="habit" ;;
+            "|hook") node="hook" ;;
             "|hooks") node="hooks" ;;
             "|mcp") node="mcp" ;;
             "|memory") node="memory" ;;
@@ -203,6 +204,9 @@ _habitus() {
         "habit reject|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit show|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "habit show|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "hook|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini pi" -- "$cur")); return ;;
+        "hook|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "hook|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "hooks install|--harness") COMPREPLY=($(compgen -W "claude-code codex gemini" -- "$cur")); return ;;
         "hooks install|--program") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "hooks install|--root") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -333,7 +337,7 @@ _habitus() {
         "worker stop|--wait") COMPREPLY=($(compgen -f -- "$cur")); return ;;
     esac
     case "$node" in
-        "") COMPREPLY=($(compgen -W "advise analyze backup capture config dedupe demo eval habit hooks mcp memory model report restore review schedule select status verify worker --help --version -V" -- "$cur")) ;;
+        "") COMPREPLY=($(compgen -W "advise analyze backup capture config dedupe demo eval habit hook hooks mcp memory model report restore review schedule select status verify worker --help --version -V" -- "$cur")) ;;
         "advise") COMPREPLY=($(compgen -W "mute mutes resume unmute --format --harness --help --json --pretty --root --transcript --wait" -- "$cur")) ;;
         "advise mute") COMPREPLY=($(compgen -W "--help --json --pretty --root --wait" -- "$cur")) ;;
         "advise mutes") COMPREPLY=($(compgen -W "--help --json --pretty --root --wait" -- "$cur")) ;;
@@ -376,6 +380,7 @@ _habitus() {
         "habit recheck") COMPREPLY=($(compgen -W "--help --json --pretty --root --wait" -- "$cur")) ;;
         "habit reject") COMPREPLY=($(compgen -W "--checksum --help --json --pretty --root --wait" -- "$cur")) ;;
         "habit show") COMPREPLY=($(compgen -W "--help --json --pretty --root --wait" -- "$cur")) ;;
+        "hook") COMPREPLY=($(compgen -W "--harness --help --root --wait" -- "$cur")) ;;
         "hooks") COMPREPLY=($(compgen -W "install print uninstall --help" -- "$cur")) ;;
         "hooks install") COMPREPLY=($(compgen -W "--harness --help --json --pretty --program --project --root" -- "$cur")) ;;
         "hooks print") COMPREPLY=($(compgen -W "--harness --help --program --root" -- "$cur")) ;;

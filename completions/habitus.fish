@@ -21,6 +21,8 @@ function __habitus_node
                 set node 'eval'
             case '|habit'
                 set node 'habit'
+            case '|hook'
+                set node 'hook'
             case '|hooks'
                 set node 'hooks'
             case '|mcp'
@@ -181,6 +183,7 @@ complete -c habitus -n "test (__habitus_node) = ''" -a dedupe -d 'Find and resol
 complete -c habitus -n "test (__habitus_node) = ''" -a demo -d 'Run the whole loop offline on a temporary state root.'
 complete -c habitus -n "test (__habitus_node) = ''" -a eval -d 'Measure habitus on a labelled set: precision, recall and a confusion table.'
 complete -c habitus -n "test (__habitus_node) = ''" -a habit -d 'Review habits: list, show, declare, approve, reject, ...'
+complete -c habitus -n "test (__habitus_node) = ''" -a hook -d 'Answer one hook event with every habitus command planned for it.'
 complete -c habitus -n "test (__habitus_node) = ''" -a hooks -d 'Print, install or uninstall hook settings for Claude Code, Codex, Gemini.'
 complete -c habitus -n "test (__habitus_node) = ''" -a mcp -d 'Serve memory and read-only habit tools to an agent over MCP (stdio).'
 complete -c habitus -n "test (__habitus_node) = ''" -a memory -d 'Retain, recall and retrieve durable memories.'
@@ -463,6 +466,10 @@ complete -c habitus -n "test (__habitus_node) = 'habit show'" -l json
 complete -c habitus -n "test (__habitus_node) = 'habit show'" -l pretty
 complete -c habitus -n "test (__habitus_node) = 'habit show'" -l root -r
 complete -c habitus -n "test (__habitus_node) = 'habit show'" -l wait -r
+complete -c habitus -n "test (__habitus_node) = 'hook'" -l harness -x -a 'claude-code codex gemini pi'
+complete -c habitus -n "test (__habitus_node) = 'hook'" -l help
+complete -c habitus -n "test (__habitus_node) = 'hook'" -l root -r
+complete -c habitus -n "test (__habitus_node) = 'hook'" -l wait -r
 complete -c habitus -n "test (__habitus_node) = 'hooks'" -a install -d 'Merge the hook settings into the harness\'s settings file.'
 complete -c habitus -n "test (__habitus_node) = 'hooks'" -a print -d 'Print the hook settings to merge into the harness\'s settings file.'
 complete -c habitus -n "test (__habitus_node) = 'hooks'" -a uninstall -d 'Remove habitus\'s hook entries from the harness\'s settings file.'

@@ -7,7 +7,7 @@ import re
 from conftest import REPO
 
 _TYPES = re.compile(
-    r"(?<=[\w)\]])\s*:\s*(?:any|boolean|void|string\[\]|string|Buffer|ExtensionAPI|Promise<string>)(?=[\s,)=;{])"
+    r"(?<=[\w)\]])\s*:\s*(?:any|boolean|void|number|string\[\]|string|Buffer|ExtensionAPI|Promise<string>|Promise<any>)(?=[\s,)=;{])"
 )
 
 
@@ -18,5 +18,6 @@ def extension_as_commonjs(file_name: str, function: str) -> str:
     source = source.replace(
         'import { spawn } from "node:child_process";', 'const { spawn } = require("node:child_process");'
     )
+    source = source.replace('import { connect } from "node:net";', 'const { connect } = require("node:net");')
     source = source.replace(f"export default function {function}", f"module.exports = function {function}")
     return _TYPES.sub("", source)

@@ -22,6 +22,7 @@ HARNESSES = ("claude-code", "codex", "gemini", "pi", "generic")
 # must be added here (test_every_required_parameter_has_a_filler fails until it is).
 REQUIRED: dict[tuple[str, ...], list[str]] = {
     # `hooks` takes --harness to name the settings file to write, not to enter hook mode
+    ("hook",): ["--harness", "claude-code"],
     ("hooks", "install"): ["--harness", "claude-code"],
     ("hooks", "print"): ["--harness", "claude-code"],
     ("hooks", "uninstall"): ["--harness", "claude-code"],

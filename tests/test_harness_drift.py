@@ -116,8 +116,9 @@ def test_codex_notify_of_a_resumed_thread_names_only_this_turns_prompt(on: Path)
 def test_codex_hooks_install_a_session_end_sweep_within_codexs_3_s(tmp_path: Path) -> None:
     snippet = plan.snippet("codex")["hooks"]
     (handler,) = snippet["SessionEnd"][0]["hooks"]
-    expected = plan.command_line(("capture",), "codex")
+    expected = plan.command_line(plan.HOOK, "codex")
     assert handler["command"] == expected and handler["timeout"] == 3
+    assert plan.commands_for("codex", "SessionEnd") == [("capture",)]
 
 
 def test_codex_session_end_sweeps_the_rollout(on: Path, tmp_path: Path) -> None:

@@ -105,12 +105,10 @@ def test_habitus_bin_overrides_path(tmp_path: Path) -> None:
     spy.parent.mkdir()
     spy.write_text(f'#!/bin/sh\necho "$@" > {tmp_path / "ran"}\n')
     spy.chmod(0o755)
-    (command,) = [
-        c for c in printed_commands(BIN / "habitus", "claude-code", tmp_path / "s") if " select " in c
-    ]
+    command = printed_commands(BIN / "habitus", "claude-code", tmp_path / "s")[0]
     done = fire(command, f"{BIN}:/usr/bin:/bin", HABITUS_BIN=str(spy))
     assert done.returncode == 0 and done.stderr == b""
-    assert (tmp_path / "ran").read_text() == f"select --root {tmp_path / 's'} --harness claude-code\n"
+    assert (tmp_path / "ran").read_text() == f"hook --root {tmp_path / 's'} --harness claude-code\n"
 
 
 def test_habitus_no_hooks_starts_no_program(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ import pytest
 
 from advise_helpers import Transcript, enable
 from conftest import BIN, run, run_process
+from habitus.harness import plan
 from obs_helpers import enable as enable_capture
 from obs_helpers import payloads
 from pi_helpers import extension_as_commonjs
@@ -59,16 +60,19 @@ def fire(command: str, stdin: bytes) -> tuple[int, bytes, bytes]:
     return done.returncode, done.stdout, done.stderr
 
 
-def event(configured: dict[str, list[str]], hook: str, request: dict[str, Any]) -> dict[str, Any]:
-    """Run every command configured for `hook` as the harness would; {command name: reply or None}.
-    Each must exit 0, write nothing on stderr, and print at most one JSON object."""
-    replies: dict[str, Any] = {}
-    for command in configured[hook]:
-        status, out, err = fire(command, json.dumps({**request, "hook_event_name": hook}).encode())
-        assert status == 0 and err == b"", (hook, command, status, err)
-        assert len(out.splitlines()) <= 1, out
-        replies[name(command)] = json.loads(out) if out.strip() else None
-    return replies
+def event(configured: dict[str, list[str]], hook: str, request: dict[str, Any]) -> Any:
+    """Run the one command configured for `hook` (`habitus hook`: every habitus command of the event in
+    one process) as the harness would: its reply, or None. It must exit 0, write nothing on stderr,
+    and print at most one JSON object."""
+    (command,) = configured[hook]
+    assert name(command) == "hook"
+    status, out, err = fire(command, json.dumps({**request, "hook_event_name": hook}).encode())
+    assert status == 0 and err == b"", (hook, command, status, err)
+    assert len(out.splitlines()) <= 1, out
+    return json.loads(out) if out.strip() else None
+
+
+GUIDANCE = "habitus: the user approved these habits"  # select's header
 
 
 def context(reply: Any, hook: str) -> str:
@@ -94,28 +98,27 @@ def test_claude_code_session(state_root: Path, tmp_path: Path) -> None:
     base = {"session_id": "cc-1", "transcript_path": str(transcript.path), "cwd": str(tmp_path)}
 
     start = event(hooks, "SessionStart", {**base, "source": "startup"})
-    assert FACT in context(start["memory index"], "SessionStart")
+    assert FACT in context(start, "SessionStart")
 
     transcript.prompt(PROMPT)
-    first = event(hooks, "UserPromptSubmit", {**base, "prompt": PROMPT})
-    assert HABIT["behavior"] in context(first["select"], "UserPromptSubmit")
-    assert first["advise"] is None  # nothing waiting yet
+    first = context(event(hooks, "UserPromptSubmit", {**base, "prompt": PROMPT}), "UserPromptSubmit")
+    assert first.startswith(GUIDANCE) and HABIT["behavior"] in first
+    assert habit not in first  # select names no id; advise has nothing waiting yet
 
     transcript.say(CLAIM)
     stop = event(hooks, "Stop", {**base, "stop_hook_active": False, "last_assistant_message": CLAIM})
-    assert stop == {"capture": None, "advise": None}  # a concern waits for the next prompt
+    assert stop is None  # captured; the concern waits for the next prompt
     assert [(p["user"], p["assistant"]) for p in payloads(state_root)] == [(PROMPT, CLAIM)]
 
     transcript.prompt(NEXT)
-    second = event(hooks, "UserPromptSubmit", {**base, "prompt": NEXT})
-    assert second["select"] is None
-    delivered = context(second["advise"], "UserPromptSubmit")
+    delivered = context(event(hooks, "UserPromptSubmit", {**base, "prompt": NEXT}), "UserPromptSubmit")
+    assert GUIDANCE not in delivered  # select: nothing applies to this prompt
     assert habit in delivered and "shows no sign of the behaviour" in delivered
 
     sub = {**base, "stop_hook_active": False, "agent_id": "a1", "agent_transcript_path": str(transcript.path)}
-    assert event(hooks, "SubagentStop", sub) == {"advise": None}
-    assert event(hooks, "PreCompact", {**base, "trigger": "auto"}) == {"capture": None}
-    assert event(hooks, "SessionEnd", {**base, "reason": "prompt_input_exit"}) == {"capture": None}
+    assert event(hooks, "SubagentStop", sub) is None
+    assert event(hooks, "PreCompact", {**base, "trigger": "auto"}) is None
+    assert event(hooks, "SessionEnd", {**base, "reason": "prompt_input_exit"}) is None
     assert len(payloads(state_root)) == 1  # the sweeps found nothing a Stop missed
     assert not (state_root / "errors.jsonl").exists()
 
@@ -126,21 +129,21 @@ def test_codex_session_without_a_transcript(state_root: Path, tmp_path: Path) ->
     base = {"session_id": "cx-1", "transcript_path": None, "cwd": str(tmp_path), "model": "gpt-5-codex"}
 
     start = event(hooks, "SessionStart", {**base, "source": "startup"})
-    assert FACT in context(start["memory index"], "SessionStart")
+    assert FACT in context(start, "SessionStart")
     first = event(hooks, "UserPromptSubmit", {**base, "turn_id": "t1", "prompt": PROMPT})
-    assert first["capture"] is None and first["advise"] is None
-    assert HABIT["behavior"] in context(first["select"], "UserPromptSubmit")
+    first_text = context(first, "UserPromptSubmit")  # capture remembered the prompt; select answered
+    assert first_text.startswith(GUIDANCE) and HABIT["behavior"] in first_text and habit not in first_text
     stop = event(
         hooks, "Stop", {**base, "turn_id": "t1", "stop_hook_active": False, "last_assistant_message": CLAIM}
     )
-    assert stop == {"capture": None, "advise": None}
+    assert stop is None
     assert [(p["user"], p["assistant"]) for p in payloads(state_root)] == [(PROMPT, CLAIM)]
-    second = event(hooks, "UserPromptSubmit", {**base, "turn_id": "t2", "prompt": NEXT})
-    assert habit in context(second["advise"], "UserPromptSubmit") and second["select"] is None
-    assert event(hooks, "SubagentStop", {**base, "turn_id": "t2", "stop_hook_active": False}) == {
-        "advise": None
-    }
-    assert event(hooks, "PreCompact", {**base, "turn_id": "t2", "trigger": "auto"}) == {"capture": None}
+    second = context(
+        event(hooks, "UserPromptSubmit", {**base, "turn_id": "t2", "prompt": NEXT}), "UserPromptSubmit"
+    )
+    assert habit in second and GUIDANCE not in second
+    assert event(hooks, "SubagentStop", {**base, "turn_id": "t2", "stop_hook_active": False}) is None
+    assert event(hooks, "PreCompact", {**base, "turn_id": "t2", "trigger": "auto"}) is None
     assert not (state_root / "errors.jsonl").exists()
 
 
@@ -154,16 +157,16 @@ def test_gemini_session(state_root: Path, tmp_path: Path) -> None:
         "timestamp": "2026-10-08T09:55:00.000Z",
     }
     start = event(hooks, "SessionStart", {**base, "source": "startup"})
-    assert FACT in context(start["memory index"], "SessionStart")
-    first = event(hooks, "BeforeAgent", {**base, "prompt": PROMPT})
-    assert HABIT["behavior"] in context(first["select"], "BeforeAgent") and first["advise"] is None
+    assert FACT in context(start, "SessionStart")
+    first = context(event(hooks, "BeforeAgent", {**base, "prompt": PROMPT}), "BeforeAgent")
+    assert first.startswith(GUIDANCE) and HABIT["behavior"] in first and habit not in first
     after = event(
         hooks, "AfterAgent", {**base, "prompt": PROMPT, "prompt_response": CLAIM, "stop_hook_active": False}
     )
-    assert after == {"capture": None, "advise": None}  # only a blocker would answer {"decision": "deny"}
+    assert after is None  # only a blocker would answer {"decision": "deny"}
     assert [(p["user"], p["assistant"]) for p in payloads(state_root)] == [(PROMPT, CLAIM)]
-    second = event(hooks, "BeforeAgent", {**base, "prompt": NEXT})
-    assert habit in context(second["advise"], "BeforeAgent") and second["select"] is None
+    second = context(event(hooks, "BeforeAgent", {**base, "prompt": NEXT}), "BeforeAgent")
+    assert habit in second and GUIDANCE not in second
     assert not (state_root / "errors.jsonl").exists()
 
 
@@ -220,11 +223,13 @@ def test_corrupt_state_means_exit_0_no_output_and_a_logged_error(
             (state_root / (name_ + suffix)).unlink(missing_ok=True)
     (state_root / "observations" / "tail.json").write_text("{broken")
     ran = silent_everywhere(harness, state_root, tmp_path)
+    assert ran == len(plan.events(harness))  # one process per event
     logged = [json.loads(line) for line in (state_root / "errors.jsonl").read_text().splitlines()]
-    # Every command reads damaged state and logs it, except three Codex captures that never reach the
-    # log: UserPromptSubmit only remembers the prompt for its Stop (observations/pending/), and a
-    # PreCompact or SessionEnd without a transcript has nothing to sweep (Gemini: its SessionEnd).
-    assert len(logged) == ran - {"codex": 3, "gemini": 1}.get(harness, 0)
+    # Every command `hook` runs reads damaged state and logs it (and the next one still runs), except
+    # three Codex captures that never reach the log: UserPromptSubmit only remembers the prompt for its
+    # Stop (observations/pending/), and a PreCompact or SessionEnd without a transcript has nothing to
+    # sweep (Gemini: its SessionEnd).
+    assert len(logged) == len(plan.PLAN[harness]) - {"codex": 3, "gemini": 1}.get(harness, 0)
     assert {e["harness"] for e in logged} == {harness}
     assert {e["code"] for e in logged} == {"state_corrupt"}, logged
     assert {e["command"] for e in logged} == {"capture", "select", "advise", "memory"}

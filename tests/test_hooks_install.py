@@ -52,7 +52,7 @@ def test_print_names_the_habitus_on_path_for_every_planned_event(harness: str, h
     assert done.exit == 0, done.stderr
     snippet = json.loads(done.stdout)
     assert set(snippet) == {"hooks"}
-    planned = {(event, args) for event, args in plan.PLAN[harness]}
+    planned = {(event, plan.HOOK) for event in plan.events(harness)}  # one process per event
     seen = set()
     for event, groups in snippet["hooks"].items():
         for handler in (h for g in groups for h in g["hooks"]):
@@ -100,7 +100,7 @@ def test_install_merges_without_touching_other_keys_or_hooks(home: Path) -> None
     }
     assert merged["hooks"]["PreToolUse"] == USER_SETTINGS["hooks"]["PreToolUse"]
     assert merged["hooks"]["Stop"][0] == USER_SETTINGS["hooks"]["Stop"][0]  # the user's group stays first
-    assert [h["command"].split()[-3] for h in handlers(merged, "Stop")[1:]] == ["capture", "advise"]
+    assert [h["command"].split()[-3] for h in handlers(merged, "Stop")[1:]] == ["hook"]
     assert list(merged["hooks"])[:2] == ["Stop", "PreToolUse"]  # existing events keep their place
     backup = Path(result["backup"])
     assert backup.parent == path.parent and backup.read_bytes() == original
@@ -114,7 +114,7 @@ def test_installing_twice_changes_nothing(home: Path) -> None:
     before = path.read_bytes(), path.stat().st_mtime_ns, sorted(p.name for p in path.parent.iterdir())
     again = install()
     assert not again["changed"] and again["added"] == again["removed"] == [] and again["backup"] is None
-    assert again["kept"] == len(plan.PLAN["claude-code"])
+    assert again["kept"] == len(plan.events("claude-code"))
     assert (
         path.read_bytes(),
         path.stat().st_mtime_ns,
@@ -207,8 +207,52 @@ def test_codex_and_gemini_files(home: Path, tmp_path: Path, monkeypatch: pytest.
     assert merged["theme"] == "dark" and merged["hooksConfig"] == {"enabled": True}
     assert merged["hooks"]["enabled"] is True and merged["hooks"]["disabled"] == ["x"]  # not events: kept
     names = [h["name"] for h in handlers(merged, "BeforeAgent")]
-    assert names == ["habitus-select", "habitus-advise"] and result["backup"]
+    assert names == ["habitus-hook"] and result["backup"]  # select and advise, in one process
     assert all(h["timeout"] >= 1000 for h in handlers(merged, "AfterAgent"))  # milliseconds
+
+
+def test_only_claude_codes_session_end_sweep_runs_in_the_background() -> None:
+    """Claude Code runs an `"async": true` hook without waiting; `claude -p` lets a SessionEnd one finish
+    after it exits but kills an unfinished Stop one, so only the SessionEnd sweep is marked."""
+    marked = {
+        (harness, event)
+        for harness in HARNESSES
+        for event, groups in plan.snippet(harness)["hooks"].items()
+        for handler in groups[0]["hooks"]
+        if handler.get("async")
+    }
+    assert marked == {("claude-code", "SessionEnd")}
+    assert plan.commands_for("claude-code", "SessionEnd") == [("capture",)]
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_an_install_over_the_per_command_layout_leaves_one_hook_per_event(harness: str, home: Path) -> None:
+    """Before 2026-12-07 hooks install wrote one entry per command (select and advise side by side on
+    the prompt event): a re-install replaces them all with one `habitus hook` per event, and an
+    uninstall after it leaves nothing of either."""
+    old = {
+        "hooks": {
+            event: [
+                {
+                    "hooks": [
+                        plan.entry(harness, args, None, event) for args in plan.commands_for(harness, event)
+                    ]
+                }
+            ]
+            for event in plan.events(harness)
+        }
+    }
+    path = plan.settings_path(harness, None)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(old))
+    result = install(harness)
+    document = json.loads(path.read_text())
+    assert result["changed"] and len(result["removed"]) == len(plan.PLAN[harness])
+    for event in plan.events(harness):
+        (handler,) = handlers(document, event)
+        assert shlex.split(handler["command"])[3:5] == ["habitus", "hook"]
+    assert run(["hooks", "uninstall", "--harness", harness]).exit == 0
+    assert not path.exists() or "habitus" not in path.read_text()
 
 
 def test_claude_config_dir_is_honoured(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

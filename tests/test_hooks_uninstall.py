@@ -65,7 +65,7 @@ def test_install_then_uninstall_gives_the_users_file_back_byte_for_byte(harness:
     result = hooks_cmd("uninstall", harness)
     assert result["changed"] and not result["deleted"] and result["left"] == []
     assert path.read_bytes() == OWN and stat.S_IMODE(path.stat().st_mode) == 0o640
-    assert len(result["removed"]) == len(plan.PLAN[harness])
+    assert len(result["removed"]) == len(plan.events(harness))
     assert Path(result["restored"]).read_bytes() == OWN  # the install's backup
     assert b"--harness " + harness.encode() in Path(result["backup"]).read_bytes()  # before uninstall
 
@@ -218,7 +218,7 @@ def test_codex_says_what_its_trust_entries_become(home: Path) -> None:
     result = hooks_cmd("uninstall", "codex")
     trust = result["trust"]
     assert trust["required"] is False and trust["config"] == str(config) and trust["recorded"] == 1
-    assert trust["removed"] == len(plan.PLAN["codex"]) and "config.toml" in trust["how"]
+    assert trust["removed"] == len(plan.events("codex")) and "config.toml" in trust["how"]
     assert config.read_bytes() == before  # habitus never edits Codex's trust
     assert "trust" not in hooks_cmd("uninstall", "claude-code")
 

@@ -163,7 +163,7 @@ def _runs(program: Path, env: dict[str, str]) -> None:
     settings.parent.mkdir(parents=True)
     settings.write_bytes(b'{"model": "opus"}')
     habitus("hooks", "install", "--harness", "claude-code")
-    assert "habitus select --root" in settings.read_text()
+    assert "habitus hook --root" in settings.read_text()
     habitus("hooks", "uninstall", "--harness", "claude-code")
     assert settings.read_bytes() == b'{"model": "opus"}'
 

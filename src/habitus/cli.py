@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import sys
+import time
+from io import BytesIO, TextIOWrapper
 from typing import Any
 
 import click
@@ -31,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Measure habitus on a labelled set: precision, recall and a confusion table.",
     ),
     "habit": ("habitus.commands.habit", "Review habits: list, show, declare, approve, reject, ..."),
+    "hook": ("habitus.commands.hook", "Answer one hook event with every habitus command planned for it."),
     "hooks": (
         "habitus.commands.hooks",
         "Print, install or uninstall hook settings for Claude Code, Codex, Gemini.",
@@ -66,8 +69,10 @@ class RootGroup(LazyGroup):
         standalone_mode: bool = True,
         **extra: Any,
     ) -> Any:
+        global _depth
         argv = list(sys.argv[1:] if args is None else args)
         timed = False
+        _depth += 1
         try:
             timed = _arm_hook(argv, process=args is None)  # inside: a budget already spent is a failure
             _refuse_undecodable(argv)
@@ -76,14 +81,43 @@ class RootGroup(LazyGroup):
         except BaseException as exc:  # the one place every failure becomes an exit status
             if isinstance(exc, SystemExit):
                 raise
-            code = _fail(exc, argv)
+            code = _fail(exc, argv, nested=_depth > 1)
         finally:
+            _depth -= 1
             if timed:
                 hookmode.disarm()
             guard = sys.modules.get("habitus.state.guard")
             if guard is not None:
                 guard.release_all()  # the command is over: let a waiting restore proceed
         sys.exit(code)
+
+
+_depth = 0  # RootGroup.main calls under way: above 1, a command line run by `habitus hook` (run_line)
+
+
+def run_line(argv: list[str], stdin: bytes) -> tuple[int, bytes]:
+    """Run one habitus command line in this process as its own process would run it: `stdin` as its
+    standard input, its standard output captured. (exit status, stdout). Inside a hook call (`habitus
+    hook`, the worker) it runs under that call's deadline and lock-wait cap, and a failure of this line
+    is logged and leaves the caller's clock running, so the next line is still bounded by it."""
+    saved = sys.stdin, sys.stdout
+    out = BytesIO()
+    sys.stdin = TextIOWrapper(BytesIO(stdin), encoding="utf-8")
+    sys.stdout = TextIOWrapper(out, encoding="utf-8", write_through=True)
+    code = 0
+    try:
+        root.main(args=argv, prog_name="habitus")
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        result = b""
+        try:
+            sys.stdout.flush()
+            result = out.getvalue()  # before the wrapper goes: it closes what it wraps
+        except (OSError, ValueError):
+            pass
+        sys.stdin, sys.stdout = saved
+    return code, result
 
 
 def _refuse_undecodable(argv: list[str]) -> None:
@@ -137,13 +171,16 @@ def _arm_hook(argv: list[str], *, process: bool) -> bool:
         settings = hookmode.read_settings(resolve(root))
     except HabitusError:
         settings = hookmode.Settings()
-    deadline = hookmode.STARTED + settings.budget_ms / 1000
+    # From the process's start; a call hosted by another process (a test's CliRunner) starts now.
+    started = hookmode.STARTED if process else time.monotonic()
+    deadline = started + settings.budget_ms / 1000
     hookmode.arm(deadline, settings, command=call[0], harness=call[1], root=root, clock=process, hard=process)
     return True
 
 
-def _fail(exc: BaseException, argv: list[str]) -> int:
-    hookmode.disarm()  # reporting must not be cut short by the clock it reports
+def _fail(exc: BaseException, argv: list[str], *, nested: bool = False) -> int:
+    if not nested:  # a line run by `habitus hook` leaves the clock to the hook call around it
+        hookmode.disarm()  # reporting must not be cut short by the clock it reports
     from habitus import io
 
     error = _as_error(exc)

@@ -123,6 +123,7 @@ def is_hook_call(argv: list[str]) -> bool:
 # -- the deadline of this hook call --------------------------------------------------------------
 
 _lock_wait_s: float | None = None  # set while a hook call is armed: the cap on every lock wait
+_deadline: float | None = None  # the armed call's deadline (monotonic)
 _watchdog: threading.Timer | None = None
 _armed_for: tuple[str, str | None, str | None] | None = None  # (command, harness, root) to log under
 _ticking = False  # an ITIMER_REAL of ours is set
@@ -150,12 +151,13 @@ def arm(
     """Start one hook call: cap its lock waits; with `clock`, SIGALRM at `deadline` (monotonic; main
     thread only); with `hard`, a watchdog that ends the process GRACE_S later. Without `clock` (a call
     inside a host process, such as a test's CliRunner) only the lock waits are capped."""
-    global _lock_wait_s, _watchdog, _armed_for, _ticking
+    global _lock_wait_s, _watchdog, _armed_for, _ticking, _deadline
     import signal
     import threading
 
     disarm()
     _lock_wait_s = settings.lock_wait_ms / 1000
+    _deadline = deadline
     _armed_for = (command, harness, root)
     if not clock:
         return
@@ -171,7 +173,7 @@ def arm(
 
 def disarm() -> None:
     """Stop the clock (the call ended, or is being reported). Safe to call any number of times."""
-    global _lock_wait_s, _watchdog, _ticking
+    global _lock_wait_s, _watchdog, _ticking, _deadline
     if _ticking:
         import signal
 
@@ -181,9 +183,10 @@ def disarm() -> None:
         _watchdog.cancel()
         _watchdog = None
     _lock_wait_s = None
+    _deadline = None
 
 
-def _deadline_error(detail: str) -> Exception:
+def deadline_error(detail: str) -> Exception:
     from habitus.errors import HabitusError
 
     return HabitusError(
@@ -201,17 +204,22 @@ def _expired(signum: int, frame: Any) -> None:
 
     # Again every 50 ms until disarmed, in case a broad `except Exception` swallowed this one.
     signal.setitimer(signal.ITIMER_REAL, 0.05)
-    raise _deadline_error("hooks.budget_ms")
+    raise deadline_error("hooks.budget_ms")
 
 
 def armed() -> bool:
     return _lock_wait_s is not None
 
 
+def expired() -> bool:
+    """Whether the armed hook call's budget is spent (False when no call is armed)."""
+    return _deadline is not None and remaining(_deadline) <= 0
+
+
 def _stuck() -> None:
     """The watchdog: the main thread did not come back from C code after the deadline."""
     try:
-        log(_deadline_error("stuck past hooks.budget_ms"))
+        log(deadline_error("stuck past hooks.budget_ms"))
     finally:
         os._exit(0)
 
@@ -236,4 +244,4 @@ def log_deadline(argv: list[str], detail: str) -> None:
     global _armed_for
     call = hook_call(argv)
     _armed_for = (call[0] if call else "habitus", call[1] if call else None, argv_value(argv, "--root"))
-    log(_deadline_error(detail))
+    log(deadline_error(detail))

@@ -44,6 +44,13 @@ def read_request() -> dict[str, Any]:
     return parse_object(data or b"")
 
 
+def read_request_bytes() -> tuple[bytes, dict[str, Any]]:
+    """read_request, and the bytes it was read from (to hand the same request on unchanged)."""
+    stream = _stdin()
+    data = (stream.read(MAX_REQUEST_BYTES + 1) or b"") if stream is not None else b""
+    return data, parse_object(data)
+
+
 def read_requests(nl: bool) -> Iterator[dict[str, Any]]:
     """Yield request objects: one from the whole of stdin, or one per non-blank line with --nl."""
     if not nl:

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from e2e import clients
-from e2e.clients import FACT, PROMPT
+from e2e.clients import FACT, HARNESS, PROMPT
 from e2e.fake_model import ANSWER, FakeModel
 from e2e.test_clients import session
+from habitus.harness import plan
 
 pytestmark = pytest.mark.e2e
 
@@ -68,7 +69,7 @@ def test_uninstall_takes_habitus_out_of_the_client_and_gives_the_file_back(
         assert turn.exit == 0 and ANSWER in turn.stdout, turn.stderr[-2000:]
         assert model.saw(FACT), "installed, the memory index never reached the model"
         result = hooks(s, "uninstall")
-        assert result["changed"] and len(result["removed"]) >= 6
+        assert result["changed"] and len(result["removed"]) == len(plan.events(HARNESS[client]))
         assert (path.read_bytes() if path.exists() else None) == before
         model.reset()
         again = s.run(PROMPT)

@@ -27,7 +27,7 @@ MAN = {
 def cli() -> None:
     """Report on or stop the warm worker that answers hooks.
 
-    Hook calls (select, capture, advise, memory index with --harness) are
+    Hook calls (hook, select, capture, advise, memory index with --harness) are
     answered by one worker per state root that keeps the code and the
     embedding model loaded. The first hook call starts it; it exits after
     worker.idle_minutes (10) without a request, on another habitus version,

@@ -6,7 +6,10 @@
     pi_extension()                   -> Path  the Pi extension shipped with habitus
     harness.settings.install(...)              merge into the file (see that module)
 
-The commands per event follow each capability's hook protocol (README; habitus.harness.events):
+What is installed is one `habitus hook --harness NAME` per event (one process: most of a warm hook's
+cost is starting it), which runs the commands PLAN gives that event in order and merges their replies;
+Claude Code's SessionEnd sweep is an async hook (BACKGROUND). The commands per event follow each
+capability's hook protocol (README; habitus.harness.events):
 
 - Claude Code (~/.claude/settings.json, or $CLAUDE_CONFIG_DIR/settings.json; a repository's
   .claude/settings.json): SessionStart -> memory index; UserPromptSubmit -> select, then advise (delivers
@@ -42,7 +45,11 @@ HARNESSES = ("claude-code", "codex", "gemini")
 
 # (event, habitus arguments after the program, timeout in seconds), in the order they run.
 _CAPTURE, _SELECT, _ADVISE, _INDEX = ("capture",), ("select",), ("advise",), ("memory", "index")
-TIMEOUTS = {_CAPTURE: 30, _SELECT: 30, _ADVISE: 90, _INDEX: 15}
+_OBSERVE = ("memory", "observe")
+HOOK = ("hook",)  # the one command installed per event: it runs that event's commands below
+TIMEOUTS = {_CAPTURE: 30, _SELECT: 30, _ADVISE: 90, _INDEX: 15, _OBSERVE: 90}
+# What habitus does on each event: the commands `habitus hook` runs, in this order, on one reading of
+# the event, answering with their replies merged (habitus.harness.reply.merge).
 PLAN: dict[str, list[tuple[str, tuple[str, ...]]]] = {
     "claude-code": [
         ("SessionStart", _INDEX),
@@ -73,9 +80,40 @@ PLAN: dict[str, list[tuple[str, tuple[str, ...]]]] = {
         ("AfterAgent", _ADVISE),
         ("SessionEnd", _CAPTURE),
     ],
+    # Pi's extension (integrations/pi/habitus.ts) sends these events to `habitus hook --harness pi`.
+    # agent_end does the work only in Pi 0.73, which has no agent_settled (the extension decides).
+    "pi": [
+        ("before_agent_start", _INDEX),
+        ("before_agent_start", _SELECT),
+        ("before_agent_start", _ADVISE),
+        ("agent_settled", _CAPTURE),
+        ("agent_settled", _ADVISE),
+        ("agent_settled", _OBSERVE),
+        ("agent_end", _CAPTURE),
+        ("agent_end", _ADVISE),
+        ("agent_end", _OBSERVE),
+        ("session_shutdown", _CAPTURE),
+    ],
 }
+
+
+def events(harness: str) -> list[str]:
+    """The events habitus hooks for `harness`, in PLAN's order: one `habitus hook` entry each."""
+    return list(dict.fromkeys(event for event, _ in PLAN.get(harness, [])))
+
+
+def commands_for(harness: str, event: str) -> list[tuple[str, ...]]:
+    """The habitus commands (arguments after the program) that `harness`'s `event` runs, in order."""
+    return [args for name, args in PLAN.get(harness, []) if name == event]
+
+
 # Events whose timeout the harness clamps (Codex: SessionEnd and Interrupt to 3 s, with a warning).
 CLAMPED = {("codex", "SessionEnd"): 3, ("codex", "Interrupt"): 3}
+# Events whose hook the harness runs in the background ("async": true) because nothing it answers is
+# needed: Claude Code's SessionEnd, a sweep of the transcript for anything a Stop missed. `claude -p`
+# then exits without waiting for it, and the sweep finishes on its own (observed with 2.1.332: an async
+# SessionEnd hook outlives the exit; an async Stop hook does not, so Stop's capture stays in the turn).
+BACKGROUND = {("claude-code", "SessionEnd")}
 # What the harness still needs besides the file (said in the install result and README).
 NOTES = {
     "claude-code": "Claude Code reads settings.json at start: restart running sessions (or review them in /hooks).",
@@ -89,8 +127,9 @@ NOTES_UNINSTALL = {
     "codex": "Codex reads hooks.json at start: restart running sessions. See trust.",
     "gemini": "Gemini CLI reads settings.json at start: restart running sessions to drop the hooks.",
 }
-# A habitus command this module writes: the program, then one of these tails.
-_TAILS = {(*args, "--harness", harness) for harness in HARNESSES for args in TIMEOUTS}
+# A habitus command this module writes (or wrote, before one `hook` per event): the program, then one
+# of these tails.
+_TAILS = {(*args, "--harness", harness) for harness in HARNESSES for args in (*TIMEOUTS, HOOK)}
 
 
 # The installed command runs habitus through this guard: `sh -c GUARD habitus ARGS...`. $0 names the
@@ -118,6 +157,14 @@ def command_line(
     return " ".join(shlex.quote(w) for w in ["sh", "-c", GUARD, *words])
 
 
+def timeout_of(harness: str, event: str, args: tuple[str, ...]) -> int:
+    """Seconds the harness gives the command: the longest of what `hook` runs for the event, within
+    what the harness allows for that event."""
+    parts = commands_for(harness, event) if args == HOOK else [args]
+    longest = max((TIMEOUTS[part] for part in parts), default=TIMEOUTS[_CAPTURE])
+    return min(longest, CLAMPED.get((harness, event), longest))
+
+
 def entry(
     harness: str,
     args: tuple[str, ...],
@@ -126,24 +173,28 @@ def entry(
     program: str | None = None,
 ) -> dict[str, Any]:
     """One hook handler object in the harness's format."""
-    timeout = min(TIMEOUTS[args], CLAMPED.get((harness, event or ""), TIMEOUTS[args]))
+    timeout = timeout_of(harness, event or "", args)
     item: dict[str, Any] = {"type": "command", "command": command_line(args, harness, root, program)}
     if harness == "gemini":
         return {"name": "habitus-" + "-".join(args), **item, "timeout": timeout * 1000}
+    if (harness, event) in BACKGROUND:
+        return {**item, "timeout": timeout, "async": True}
     return {**item, "timeout": timeout}
 
 
 def snippet(harness: str, root: str | None = None, program: str | None = None) -> dict[str, Any]:
-    """{"hooks": {event: [{"hooks": [handler, ...]}]}}: one group per event, habitus's handlers in order.
+    """{"hooks": {event: [{"hooks": [handler]}]}}: one group per event with one handler, `habitus hook`,
+    which runs every command PLAN gives that event in one process.
 
     Portable unless `program` is given: each command runs the habitus on PATH (or $HABITUS_BIN), so the
     object can go into a repository's settings or a plugin's hook file as it is. `root` (a state root)
     is written into every command when given.
     """
-    events: dict[str, list[dict[str, Any]]] = {}
-    for event, args in PLAN[harness]:
-        events.setdefault(event, []).append(entry(harness, args, root, event, program))
-    return {"hooks": {event: [{"hooks": handlers}] for event, handlers in events.items()}}
+    return {
+        "hooks": {
+            event: [{"hooks": [entry(harness, HOOK, root, event, program)]}] for event in events(harness)
+        }
+    }
 
 
 def is_ours(handler: Any) -> bool:

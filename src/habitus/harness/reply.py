@@ -70,3 +70,44 @@ def with_notice(reply: dict[str, Any] | None, message: str) -> dict[str, Any]:
     """`reply` plus `systemMessage`, which Claude Code, Codex and Gemini show to the user (not the
     model); the others ignore the key."""
     return {**(reply or {}), "systemMessage": message}
+
+
+def merge(replies: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """One reply for an event from the replies of the commands `habitus hook` ran on it, in order:
+    their added context joined (a blank line between), the first block decision with its reason, every
+    `systemMessage` joined by a line. None when none of them said anything."""
+    said = [reply for reply in replies if reply]
+    if not said:
+        return None
+    if len(said) == 1:
+        return said[0]
+    merged: dict[str, Any] = {}
+    texts: list[str] = []
+    notices: list[str] = []
+    for reply in said:
+        specific = reply.get("hookSpecificOutput")
+        if isinstance(specific, dict):
+            text = specific.get("additionalContext")
+            if isinstance(text, str) and text:
+                texts.append(text)
+            merged.setdefault(
+                "hookSpecificOutput", {k: v for k, v in specific.items() if k != "additionalContext"}
+            )
+        text = reply.get("additionalContext")
+        if isinstance(text, str) and text:
+            texts.append(text)
+            merged.setdefault("additionalContext", "")
+        notice = reply.get("systemMessage")
+        if isinstance(notice, str) and notice:
+            notices.append(notice)
+        if "decision" in reply and "decision" not in merged:
+            merged["decision"] = reply["decision"]
+            merged["reason"] = reply.get("reason")
+    joined = "\n\n".join(texts)
+    if "hookSpecificOutput" in merged:
+        merged["hookSpecificOutput"]["additionalContext"] = joined
+    elif "additionalContext" in merged:
+        merged["additionalContext"] = joined
+    if notices:
+        merged["systemMessage"] = "\n".join(notices)
+    return merged

@@ -1,6 +1,6 @@
 """The warm worker: one long-lived process per state root that answers hook calls with everything loaded.
 
-A hook process (`habitus select|capture|advise|memory index --harness NAME`) is a thin client
+A hook process (`habitus hook|select|capture|advise|memory index --harness NAME`) is a thin client
 (`habitus.worker.client`, standard library only): it hands its command line, working directory,
 environment and stdin to the worker over `<root>/worker.sock` and prints the worker's reply. The worker
 (`habitus.worker.server`) runs the very same command in a process forked for that call from one where
@@ -20,7 +20,8 @@ peers of its own uid (SO_PEERCRED). Requests carry prompts: neither side logs th
 Wire format (both directions): two big-endian uint32 (header length, body length), a header in
 `marshal` format (built into the interpreter, so the client imports no json; both ends are the same
 interpreter, which `code` checks, and the peer is checked to be the same user before anything is
-decoded), the body bytes. Request header {"op": "run"|"status"|"stop", "protocol", "code", "argv", "cwd",
+decoded), the body bytes. A client that is not Python (Pi's extension, in node) sets the top bit of the
+header length (JSON_FRAME) and writes its header as a JSON object; the worker answers it in JSON too. Request header {"op": "run"|"status"|"stop", "protocol", "code", "argv", "cwd",
 "env", "deadline"}, body = stdin. Reply header {"status": "done"|"mismatch"|"busy"|..., "exit"},
 body = stdout.
 """
@@ -39,10 +40,11 @@ PROTOCOL = 1
 MAX_HEADER = 1 << 20
 MAX_BODY = 16 << 20
 MAX_SOCKET_PATH = 107  # sun_path holds 108 bytes with the terminating NUL
+JSON_FRAME = 1 << 31  # in a frame's header length: the header is JSON, not marshal
 _SIZES = struct.Struct(">II")
 
 # Hook commands the worker answers: the ones that load models, vectors and stores.
-SERVED = (("select",), ("capture",), ("advise",), ("memory", "index"))
+SERVED = (("hook",), ("select",), ("capture",), ("advise",), ("memory", "index"))
 
 
 def code_id() -> str:
@@ -54,16 +56,19 @@ def socket_path(root: str) -> str:
     return os.path.join(root, SOCKET_NAME)
 
 
-def encode(header: bytes, body: bytes) -> bytes:
-    return _SIZES.pack(len(header), len(body)) + header + body
+def encode(header: bytes, body: bytes, *, json: bool = False) -> bytes:
+    return _SIZES.pack(len(header) | (JSON_FRAME if json else 0), len(body)) + header + body
 
 
-def sizes(prefix: bytes) -> tuple[int, int]:
-    """(header length, body length) from a frame's 8-byte prefix; ValueError when out of bounds."""
+def sizes(prefix: bytes) -> tuple[int, int, bool]:
+    """(header length, body length, whether the header is JSON) from a frame's 8-byte prefix;
+    ValueError when out of bounds."""
     header, body = _SIZES.unpack(prefix)
+    json = bool(header & JSON_FRAME)
+    header &= ~JSON_FRAME
     if header > MAX_HEADER or body > MAX_BODY:
         raise ValueError("frame too large")
-    return header, body
+    return header, body, json
 
 
 def dump_header(header: dict[str, object]) -> bytes:

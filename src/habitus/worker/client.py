@@ -151,7 +151,9 @@ def ask(
 
 
 def _frame(conn: _socket.socket, give_up: float) -> tuple[dict[str, object], bytes]:
-    header_size, body_size = sizes(_exactly(conn, 8, give_up))
+    header_size, body_size, json = sizes(_exactly(conn, 8, give_up))
+    if json:
+        raise ValueError("a JSON reply to a marshal request")
     return load_header(_exactly(conn, header_size, give_up)), _exactly(conn, body_size, give_up)
 
 

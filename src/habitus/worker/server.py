@@ -20,6 +20,7 @@ import contextlib
 import fcntl
 import gc
 import io
+import json
 import mmap
 import os
 import signal
@@ -278,34 +279,39 @@ class Worker:
             return True  # another user: closed without a word
         try:
             conn.settimeout(READ_TIMEOUT_S)
-            header_size, body_size = sizes(_exactly(conn, 8))
-            request = load_header(_exactly(conn, header_size))
+            header_size, body_size, as_json = sizes(_exactly(conn, 8))
+            raw = _exactly(conn, header_size)
+            request = _json_header(raw) if as_json else load_header(raw)
             body = _exactly(conn, body_size)
         except (OSError, ValueError):
             return True
+
+        def reply(header: dict[str, Any], out: bytes = b"") -> None:
+            _reply(conn, header, out, as_json=as_json)
+
         op = request.get("op")
         if request.get("protocol") != PROTOCOL or request.get("code") != code_id():
-            _reply(conn, {"status": "mismatch"})
+            reply({"status": "mismatch"})
             return False  # another habitus: leave, the client works in process and starts a new one
         if op == "stop":
-            _reply(conn, {"status": "stopping", **self.describe()})
+            reply({"status": "stopping", **self.describe()})
             return False
         if op == "status":
-            _reply(conn, {"status": "running", **self.describe()})
+            reply({"status": "running", **self.describe()})
             return True
         if op != "run" or not _valid_run(request):
-            _reply(conn, {"status": "bad_request"})
+            reply({"status": "bad_request"})
             return True
         if not hookmode.read_settings(self.root).worker:
-            _reply(conn, {"status": "disabled"})
+            reply({"status": "disabled"})
             return False
         if not self.ready.is_set():
-            _reply(conn, {"status": "warming"})
+            reply({"status": "warming"})
             return True
         if not self.ours(request):
-            _reply(conn, {"status": "bad_request"})
+            reply({"status": "bad_request"})
             return True
-        _reply(conn, {"status": "accepted"})  # the client now waits for the answer, not for a turn
+        reply({"status": "accepted"})  # the client now waits for the answer, not for a turn
         from habitus.select import log as select_log
 
         select_log.defer()  # the selection-log row is written after the answer is out
@@ -314,7 +320,7 @@ class Worker:
             self.board.touch(self.slot, served=True)
             conn.settimeout(READ_TIMEOUT_S)
             with contextlib.suppress(OSError):
-                _reply(conn, {"status": "done", "exit": code}, out)
+                reply({"status": "done", "exit": code}, out)
         finally:
             select_log.flush()
         return True
@@ -366,13 +372,10 @@ def run_command(request: dict[str, Any], stdin: bytes) -> tuple[int, bytes]:
 
     argv: list[str] = request["argv"]
     saved_env = dict(os.environ)
-    saved_streams = sys.stdin, sys.stdout, sys.stderr
-    out = io.BytesIO()
+    saved_stderr = sys.stderr
     os.chdir(request["cwd"])  # checked by the caller
     os.environ.clear()
     os.environ.update(request["env"])
-    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
-    sys.stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
     sys.stderr = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)  # hooks print none
     call = hookmode.hook_call(argv)
     root = hookmode.argv_value(argv, "--root")
@@ -393,17 +396,12 @@ def run_command(request: dict[str, Any], stdin: bytes) -> tuple[int, bytes]:
             clock=True,
             hard=False,
         )
-        cli.root.main(args=argv, prog_name="habitus")
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except BaseException:  # cli.main maps every failure; anything left is the worker's own trouble
-        code = 0
+        code, result = cli.run_line(argv, stdin)
+    except BaseException:  # cli maps every failure; anything left is the worker's own trouble
+        code, result = 0, b""
     finally:
         hookmode.disarm()
-        with contextlib.suppress(Exception):
-            sys.stdout.flush()
-            result = out.getvalue()  # before the wrappers are dropped: they close what they wrap
-        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        sys.stderr = saved_stderr
         os.environ.clear()
         os.environ.update(saved_env)
         with contextlib.suppress(OSError):
@@ -423,8 +421,21 @@ def _exactly(conn: socket.socket, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def _reply(conn: socket.socket, header: dict[str, Any], body: bytes = b"") -> None:
-    conn.sendall(encode(dump_header(header), body))
+def _reply(conn: socket.socket, header: dict[str, Any], body: bytes = b"", *, as_json: bool = False) -> None:
+    data = json.dumps(header).encode() if as_json else dump_header(header)
+    conn.sendall(encode(data, body, json=as_json))
+
+
+def _json_header(data: bytes) -> dict[str, Any]:
+    """A JSON client's header (Pi's extension): one object; ValueError otherwise. Its request is checked
+    like any other (_valid_run); a deadline it gives is a CLOCK_MONOTONIC time, as Python's."""
+    try:
+        header = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ValueError("bad header") from None
+    if not isinstance(header, dict):
+        raise ValueError("header is not an object")
+    return header
 
 
 def preload(root: Path) -> None:
