@@ -502,6 +502,26 @@ def test_any_json_object_is_a_request_or_a_clean_refusal(
     assert report.exit == 0, report.stdout
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("args", readers(), ids=ids)
+def test_nesting_past_the_json_encoders_limit_is_refused_cleanly(
+    state_root: Path, args: list[str], tmp_path: Path
+) -> None:
+    """orjson stops encoding at 255 levels: a valid request whose object or array field is nested deeper
+    gets a clean answer, never an internal error (the fuzzer above found one in `memory retain`)."""
+    skip = ("locks", "models", *HOOK_LOGS) if hook_mode(args) else ("locks", "models")
+    for request in seeds(state_root, tmp_path / "work").get(seed_key(args), [])[:1]:
+        for key, value in request.items():
+            if not isinstance(value, dict | list):
+                continue
+            nested = deep(301, "x") if isinstance(value, dict) else deep(300, "x")  # same outer type
+            before = fingerprint(state_root, skip=skip)
+            out = run(args, stdin=json.dumps({**request, key: nested}).encode())
+            check_contract(out, args)
+            if out.exit:
+                assert fingerprint(state_root, skip=skip) == before, (key, out.stderr[:300])
+
+
 NUL_PATHS = [
     (["restore"], {"path": "backup\x00folder"}),
     (["capture", "--harness", "claude-code"], {"hook_event_name": "Stop", "transcript_path": "a\x00b"}),

@@ -273,10 +273,11 @@ def check_metadata(
         return {}
     if not isinstance(value, dict):
         raise bad_request(field, "expected a JSON object")
-    if len(codec.canonical(value)) > MAX_METADATA_BYTES:
-        raise bad_request(field, f"expected at most {MAX_METADATA_BYTES} bytes of canonical JSON")
+    # Depth first: orjson refuses to encode past 254 levels, so the size check must not meet such a value.
     if _depth(value) > MAX_METADATA_DEPTH:
         raise bad_request(field, f"expected at most {MAX_METADATA_DEPTH} levels of nesting")
+    if len(codec.canonical(value)) > MAX_METADATA_BYTES:
+        raise bad_request(field, f"expected at most {MAX_METADATA_BYTES} bytes of canonical JSON")
     if redact:
         value = redact_metadata(value, field)
         if len(codec.canonical(value)) > MAX_METADATA_BYTES:
