@@ -89,13 +89,17 @@ def harness_option(f: F) -> F:
     )(f)
 
 
-def transcript_format_option(f: F) -> F:
-    """--format: which transcript format a --transcript file is (auto: recognised from its first lines)."""
+TRANSCRIPT_FORMATS = ("claude-code", "pi", "codex", "gemini")
+
+
+def transcript_format_option(formats: tuple[str, ...] = TRANSCRIPT_FORMATS) -> Callable[[F], F]:
+    """--format: which transcript format a --transcript file is (auto: recognised from its first lines),
+    among the `formats` this command reads."""
     return click.option(
         "--format",
         "fmt",
-        type=click.Choice(["auto", "claude-code", "pi", "codex", "gemini"]),
+        type=click.Choice(["auto", *formats]),
         default="auto",
         show_default=True,
         help="Transcript format for --transcript; auto recognises it from the first lines.",
-    )(f)
+    )
