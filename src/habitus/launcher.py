@@ -27,6 +27,6 @@ def main() -> None:
         code = client.run(argv)
         if code is not None:
             sys.exit(code)
-    from habitus.cli import main as cli_main
+    from habitus import cli
 
-    cli_main()
+    cli.main()

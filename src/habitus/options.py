@@ -13,10 +13,31 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 HARNESSES = ("claude-code", "codex", "gemini", "pi", "generic")
 DEFAULT_WAIT = 5.0
+ROOT_HELP = "State root (default: $HABITUS_HOME, else $XDG_DATA_HOME/habitus, else ~/.local/share/habitus)."
+WAIT_HELP = "Seconds to wait for a lock held by another process before exiting 75."
 
 
 def _root(ctx: click.Context, param: click.Parameter, value: str | None) -> StateRoot:
     return StateRoot.at(value)
+
+
+def root_option(*, resolve: bool = True) -> Callable[[F], F]:
+    """--root DIR: which state root, as a StateRoot; with resolve=False the text as given (None when
+    absent), for a command that hands it on or opens the root itself later."""
+    return click.option("--root", "root", metavar="DIR", callback=_root if resolve else None, help=ROOT_HELP)
+
+
+def wait_option(help: str = WAIT_HELP) -> Callable[[F], F]:
+    """--wait SECONDS: how long to wait for a lock another process holds; `help` says what this
+    command does with it when that is more than the usual wait."""
+    return click.option(
+        "--wait",
+        type=click.FloatRange(0, 3600),
+        default=DEFAULT_WAIT,
+        show_default=True,
+        metavar="SECONDS",
+        help=help,
+    )
 
 
 def state_options(f: F) -> F:
@@ -26,22 +47,7 @@ def state_options(f: F) -> F:
     shared state lock, the hook-mode cap on --wait) is `habitus.dispatch.StateCommand`'s, once the
     options are parsed.
     """
-    f = click.option(
-        "--wait",
-        type=click.FloatRange(0, 3600),
-        default=DEFAULT_WAIT,
-        show_default=True,
-        metavar="SECONDS",
-        help="Seconds to wait for a lock held by another process before exiting 75.",
-    )(f)
-    f = click.option(
-        "--root",
-        "root",
-        metavar="DIR",
-        callback=_root,
-        help="State root (default: $HABITUS_HOME, else $XDG_DATA_HOME/habitus, else ~/.local/share/habitus).",
-    )(f)
-    return f
+    return root_option()(wait_option()(f))
 
 
 def _force_json(ctx: click.Context, param: click.Parameter, value: bool) -> None:
@@ -83,13 +89,17 @@ def harness_option(f: F) -> F:
     )(f)
 
 
-def transcript_format_option(f: F) -> F:
-    """--format: which transcript format a --transcript file is (auto: recognised from its first lines)."""
+TRANSCRIPT_FORMATS = ("claude-code", "pi", "codex", "gemini")
+
+
+def transcript_format_option(formats: tuple[str, ...] = TRANSCRIPT_FORMATS) -> Callable[[F], F]:
+    """--format: which transcript format a --transcript file is (auto: recognised from its first lines),
+    among the `formats` this command reads."""
     return click.option(
         "--format",
         "fmt",
-        type=click.Choice(["auto", "claude-code", "pi", "codex", "gemini"]),
+        type=click.Choice(["auto", *formats]),
         default="auto",
         show_default=True,
         help="Transcript format for --transcript; auto recognises it from the first lines.",
-    )(f)
+    )

@@ -1,5 +1,5 @@
-"""One worker of test_load.py: runs real `habitus` processes in a loop until a deadline and records each
-outcome as a JSON line. Usage: load_worker.py HABITUS WORKER SECONDS CANDIDATES_JSON OUT"""
+"""One worker of test_load.py: runs real `habitus` processes back to back, ROUNDS times the seven-command
+round, and records each outcome as a JSON line. Usage: load_worker.py HABITUS WORKER ROUNDS CANDIDATES_JSON OUT"""
 
 from __future__ import annotations
 
@@ -10,13 +10,11 @@ import time
 
 
 def main() -> None:
-    habitus, worker, seconds, candidates_json, out_path = sys.argv[1:6]
+    habitus, worker, rounds, candidates_json, out_path = sys.argv[1:6]
     candidates = json.loads(candidates_json)  # [[id, checksum], ...] this worker approves
-    deadline = time.monotonic() + float(seconds)
     ops = ["capture", "retain", "retrieve", "approve", "select", "capture", "retain"]
-    n = 0
     with open(out_path, "w") as out:
-        while time.monotonic() < deadline:
+        for n in range(int(rounds) * len(ops)):
             op = ops[n % len(ops)]
             key = f"w{worker}-{n}"
             if op == "capture":
@@ -30,7 +28,6 @@ def main() -> None:
                 args, request = ["memory", "retrieve"], {"query": "load", "limit": 5}
             elif op == "approve":
                 if not candidates:
-                    n += 1
                     continue
                 habit_id, checksum = candidates.pop()
                 key = habit_id
@@ -51,7 +48,6 @@ def main() -> None:
             }
             out.write(json.dumps(record) + "\n")
             out.flush()
-            n += 1
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import click
 from habitus import io
 from habitus.dispatch import StateGroup
 from habitus.errors import HabitusError, bad_request
-from habitus.options import harness_option, output_options, state_options
+from habitus.options import harness_option, output_options, state_options, transcript_format_option
 from habitus.state import config
 from habitus.state.root import StateRoot
 
@@ -40,14 +40,7 @@ MAN = {
     metavar="FILE",
     help="Review the work in this transcript (Claude Code, Pi or Codex JSONL) since its last review.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["auto", "claude-code", "pi", "codex"]),
-    default="auto",
-    show_default=True,
-    help="Transcript format for --transcript; auto recognises it from the first lines.",
-)
+@transcript_format_option(("claude-code", "pi", "codex"))  # advise reads no Gemini transcript
 @harness_option
 @state_options
 @output_options

@@ -44,7 +44,7 @@ MAN = {
     help="Import a whole transcript file (Claude Code, Pi, Codex or Gemini CLI JSONL). Importing twice "
     "adds nothing.",
 )
-@transcript_format_option
+@transcript_format_option()
 @harness_option
 @state_options
 @stream_options

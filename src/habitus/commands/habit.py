@@ -41,6 +41,9 @@ MAN = {
 }
 
 REF_HELP = "A number from the last `habit list` (valid 15 minutes) or a habit id (h-...)."
+_CHECKSUM = click.option(
+    "--checksum", metavar="HEX", help="The checksum shown by `habit list`/`habit show` (>= 12 hex)."
+)
 
 
 @click.group(cls=StateGroup)
@@ -304,9 +307,7 @@ def _action(
 ) -> click.Command:
     @click.command(name, cls=StateCommand)
     @click.argument("ref", required=False, metavar="[REF]")
-    @click.option(
-        "--checksum", metavar="HEX", help="The checksum shown by `habit list`/`habit show` (>= 12 hex)."
-    )
+    @_CHECKSUM
     @state_options
     @output_options
     def command(ref: str | None, checksum: str | None, root: StateRoot, wait: float, pretty: bool) -> None:
@@ -378,9 +379,7 @@ cli.add_command(
 @click.argument("ref", metavar="REF")
 @click.option("--condition", metavar="TEXT", required=True, help="The new condition, as you want it.")
 @click.option("--behavior", metavar="TEXT", required=True, help="The new behaviour, as you want it.")
-@click.option(
-    "--checksum", metavar="HEX", help="The checksum shown by `habit list`/`habit show` (>= 12 hex)."
-)
+@_CHECKSUM
 @state_options
 @output_options
 def edit_command(

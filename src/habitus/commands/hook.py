@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from habitus import io
-from habitus.options import DEFAULT_WAIT
+from habitus.options import root_option, wait_option
 
 HOOK_HARNESSES = ("claude-code", "codex", "gemini", "pi")
 
@@ -30,20 +30,8 @@ MAN = {
     required=True,
     help="The harness whose event this is (its protocol in and out).",
 )
-@click.option(
-    "--root",
-    metavar="DIR",
-    default=None,
-    help="State root (default: $HABITUS_HOME, else $XDG_DATA_HOME/habitus, else ~/.local/share/habitus).",
-)
-@click.option(
-    "--wait",
-    type=click.FloatRange(0, 3600),
-    default=DEFAULT_WAIT,
-    show_default=True,
-    metavar="SECONDS",
-    help="Lock wait handed to each command (a hook caps it at hooks.lock_wait_ms).",
-)
+@root_option(resolve=False)
+@wait_option("Lock wait handed to each command (a hook caps it at hooks.lock_wait_ms).")
 def cli(harness: str, root: str | None, wait: float) -> None:
     """Answer one hook event with every habitus command planned for it.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from habitus.errors import HabitusError
-from habitus.options import DEFAULT_WAIT
+from habitus.options import root_option, wait_option
 from habitus.state.root import StateRoot
 
 MAN = {
@@ -28,20 +28,8 @@ INSTALL_HINT = "install the extra: `pipx install 'habitus[mcp]'` (or `pipx injec
 
 
 @click.command()
-@click.option(
-    "--wait",
-    type=click.FloatRange(0, 3600),
-    default=DEFAULT_WAIT,
-    show_default=True,
-    metavar="SECONDS",
-    help="Seconds a call waits for a lock held by another process before it answers state_locked.",
-)
-@click.option(
-    "--root",
-    "root",
-    metavar="DIR",
-    help="State root (default: $HABITUS_HOME, else $XDG_DATA_HOME/habitus, else ~/.local/share/habitus).",
-)
+@wait_option("Seconds a call waits for a lock held by another process before it answers state_locked.")
+@root_option(resolve=False)
 def cli(wait: float, root: str | None) -> None:
     """Serve memory and read-only habit tools to an agent over MCP (stdio).
 

@@ -16,11 +16,11 @@ from habitus.commands.memory_common import (
     open_store,
     requests,
     store_option,
-    timestamp,
 )
 from habitus.dispatch import ReportCommand, StateCommand, StateGroup
 from habitus.errors import HabitusError, bad_request
 from habitus.options import harness_option, output_options, state_options, stream_options
+from habitus.state.clock import utc_now
 from habitus.state.root import StateRoot
 
 MAN = {
@@ -311,7 +311,7 @@ def retrieve_command(
     from habitus.memory.hybrid import retrieve_stores
 
     named = None if both else (store or merged.get("store") or "global")
-    result = retrieve_stores(root, merged, store=named, wait=wait, now=timestamp())
+    result = retrieve_stores(root, merged, store=named, wait=wait, now=utc_now())
     io.write_result(result if full else bound.bound(result), pretty=pretty, human="memory.retrieve")
 
 
@@ -430,7 +430,7 @@ def index_command(
         if isinstance(budget, bool) or not isinstance(budget, int) or not 0 <= budget <= 100_000:
             raise bad_request("budget", "expected an integer from 0 to 100000")
     result = index.of_root(
-        root, store=store, wait=wait, cwd=cwd_path, budget=budget, now=timestamp(), per_store=per_store
+        root, store=store, wait=wait, cwd=cwd_path, budget=budget, now=utc_now(), per_store=per_store
     )
     if harness is None or event is None:
         io.write_result(result, pretty=pretty)

@@ -25,12 +25,6 @@ def store_option(f: F) -> F:
     )(f)
 
 
-def timestamp() -> str:
-    from habitus.state.clock import utc_now
-
-    return utc_now()
-
-
 def requests(positional: Any, nl: bool = False) -> Iterator[dict[str, Any]]:
     """The request(s): none read from stdin when the positional argument was given."""
     if positional is not None:

@@ -62,7 +62,7 @@ def _model(config: Any) -> tuple[str, Any] | None:
     help="Read the next chunk of this transcript file (Claude Code, Codex or Pi JSONL) from the "
     "stream's byte watermark instead of a request.",
 )
-@transcript_format_option
+@transcript_format_option()
 @click.option(
     "--chunk-chars",
     type=click.IntRange(1_000, 2_000_000),

@@ -31,7 +31,7 @@ from habitus import codec
 from habitus.errors import HabitusError
 from habitus.habits import lifecycle, rows, scope, vectors
 from habitus.habits.law import Law, check_law, load_law
-from habitus.habits.share import Entry, Rejection
+from habitus.habits.share import Rejection, SharedHabit
 from habitus.habits.store import Ledger
 from habitus.habits.wording import clean_field, wording_checksum
 from habitus.state.db import utc_now
@@ -40,9 +40,9 @@ if TYPE_CHECKING:
     from habitus.embed.engine import Embedder
 
 
-def check(entries: list[Entry]) -> tuple[list[Entry], list[Rejection]]:
+def check(entries: list[SharedHabit]) -> tuple[list[SharedHabit], list[Rejection]]:
     """Entries whose wording passes the law (trimmed), and the rejected ones (duplicates in the file too)."""
-    kept: list[Entry] = []
+    kept: list[SharedHabit] = []
     rejected: list[Rejection] = []
     seen: set[str] = set()
     for entry in entries:
@@ -60,7 +60,9 @@ def check(entries: list[Entry]) -> tuple[list[Entry], list[Rejection]]:
             )
             continue
         seen.add(wording)
-        kept.append(Entry(entry.line, condition, behavior, entry.polarity, entry.exported, entry.edited))
+        kept.append(
+            SharedHabit(entry.line, condition, behavior, entry.polarity, entry.exported, entry.edited)
+        )
     return kept, rejected
 
 
@@ -75,7 +77,7 @@ def _existing(ledger: Ledger, wording: str) -> dict[str, Any] | None:
 
 def adopt(
     ledger: Ledger,
-    entries: list[Entry],
+    entries: list[SharedHabit],
     *,
     source: str,
     data: bytes,
@@ -176,7 +178,7 @@ def _widen(ledger: Ledger, habit: dict[str, Any], project: str) -> dict[str, Any
 
 
 def _insert(
-    ledger: Ledger, entry: Entry, law: Law, provenance: dict[str, Any], projects: str | None
+    ledger: Ledger, entry: SharedHabit, law: Law, provenance: dict[str, Any], projects: str | None
 ) -> dict[str, Any]:
     findings = check_law(entry.condition, entry.behavior, law)
     now = utc_now()

@@ -143,7 +143,7 @@ def splice(existing: str | None, block: str, format_name: str, where: str) -> st
 
 
 @dataclass(frozen=True)
-class Entry:
+class SharedHabit:
     """One habit read from a shared file."""
 
     line: int
@@ -171,7 +171,7 @@ def decode(data: bytes, where: str) -> str:
         raise _invalid(where, "not valid UTF-8") from None
 
 
-def _entry(number: int, item: str) -> Entry | Rejection:
+def _entry(number: int, item: str) -> SharedHabit | Rejection:
     meta: dict[str, str] = {}
     found = _META.search(item)
     if found is not None:
@@ -199,10 +199,10 @@ def _entry(number: int, item: str) -> Entry | Rejection:
             if wording_checksum(condition, behavior, polarity).startswith(exported):
                 chosen, edited = (condition, behavior), False
                 break
-    return Entry(number, chosen[0], chosen[1], polarity, exported, edited)
+    return SharedHabit(number, chosen[0], chosen[1], polarity, exported, edited)
 
 
-def parse(text: str, where: str) -> tuple[list[Entry], list[Rejection]]:
+def parse(text: str, where: str) -> tuple[list[SharedHabit], list[Rejection]]:
     """The entries of the text's block and the list items that are not entries. No block, or more
     than MAX_ENTRIES items, is `habits_file_invalid`."""
     found = locate(text, where)
@@ -211,7 +211,7 @@ def parse(text: str, where: str) -> tuple[list[Entry], list[Rejection]]:
     start, end = found
     first_line = text.count("\n", 0, start) + 1
     body = text[start:end].splitlines()[1:-1]  # without the marker lines
-    entries: list[Entry] = []
+    entries: list[SharedHabit] = []
     rejected: list[Rejection] = []
     for index, line in enumerate(body):
         number = first_line + 1 + index
@@ -220,5 +220,5 @@ def parse(text: str, where: str) -> tuple[list[Entry], list[Rejection]]:
         if len(entries) + len(rejected) >= MAX_ENTRIES:
             raise _invalid(where, f"more than {MAX_ENTRIES} entries")
         parsed = _entry(number, line[2:])
-        (entries if isinstance(parsed, Entry) else rejected).append(parsed)  # type: ignore[arg-type]
+        (entries if isinstance(parsed, SharedHabit) else rejected).append(parsed)  # type: ignore[arg-type]
     return entries, rejected

@@ -29,6 +29,7 @@ from typing import Any
 
 from habitus.errors import HabitusError
 from habitus.harness.plan import is_ours
+from habitus.state.files import same_file
 
 MAX_BYTES = 4 * 1024 * 1024
 ATTEMPTS = 3
@@ -122,12 +123,6 @@ def _stamp() -> str:
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
 
 
-def _same_file(a: os.stat_result | None, b: os.stat_result | None) -> bool:
-    if a is None or b is None:
-        return a is b
-    return (a.st_ino, a.st_dev, a.st_size, a.st_mtime_ns) == (b.st_ino, b.st_dev, b.st_size, b.st_mtime_ns)
-
-
 def _current(path: Path) -> os.stat_result | None:
     try:
         return os.lstat(path)
@@ -162,7 +157,7 @@ def _write(path: Path, text: bytes, mode: int, before: os.stat_result | None) ->
         os.fsync(fd)
         os.close(fd)
         fd = -1
-        if not _same_file(before, _current(path)):
+        if not same_file(before, _current(path)):
             os.unlink(tmp)
             return False
         os.replace(tmp, path)
@@ -284,7 +279,7 @@ def _original(path: Path, wanted: list[dict[str, Any]]) -> tuple[Path, bytes] | 
 
 def _delete(path: Path, before: os.stat_result) -> bool:
     """Remove path unless it changed since `before`; False when it changed."""
-    if not _same_file(before, _current(path)):
+    if not same_file(before, _current(path)):
         return False
     os.unlink(path)
     folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)

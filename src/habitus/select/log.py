@@ -22,8 +22,7 @@ import sqlite3
 from typing import Any
 
 from habitus import codec
-from habitus.state import db, files
-from habitus.state import ledger as ledger_store
+from habitus.state import db, files, ledger
 from habitus.state.clock import utc_now
 from habitus.state.root import StateRoot
 
@@ -98,7 +97,7 @@ def _write(root: StateRoot, row: tuple[Any, ...]) -> bool:
     try:
         conn.execute("BEGIN IMMEDIATE")
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        if version != len(ledger_store.MIGRATIONS):
+        if version != len(ledger.MIGRATIONS):
             conn.execute("ROLLBACK")
             return False
         conn.execute(
@@ -138,7 +137,7 @@ def summary(conn: sqlite3.Connection) -> dict[str, Any]:
 
 def status(root: StateRoot, *, wait: float) -> dict[str, Any] | None:
     """The selection-log summary, read-only; None when there is no up-to-date ledger."""
-    conn = ledger_store.store(root, wait=wait).open_current()
+    conn = ledger.store(root, wait=wait).open_current()
     if conn is None:
         return None
     try:

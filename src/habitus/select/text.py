@@ -25,8 +25,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from habitus.lang import grammar, pasted
-from habitus.lang.words import ENGLISH_STOP_WORDS, word_set
-from habitus.lang.words import stem as lang_stem
+from habitus.lang.words import ENGLISH_STOP_WORDS, stem, word_set
 from habitus.select.vocab import canonical
 
 # -- verbs ----------------------------------------------------------------------------------------
@@ -614,11 +613,6 @@ _ALIASES = {
     "zsh": "shell",
 }
 _PATHLIKE = re.compile(r"^[\w.~-]*(?:/[\w.~-]*)+/?$|^[\w-]+\.[a-z][a-z0-9]{0,5}$", re.IGNORECASE)
-
-
-def stem(word: str) -> str:
-    """The shared Snowball stem: "tests"/"test", "dependencies"/"dependency" meet."""
-    return lang_stem(word)
 
 
 # Nouns too general to show that two texts are about the same object ("fix the file" vs "edit the CI

@@ -191,6 +191,13 @@ def open_input(path: Path) -> tuple[BinaryIO, os.stat_result]:
         raise
 
 
+def same_file(a: os.stat_result | None, b: os.stat_result | None) -> bool:
+    """Whether two stats (None: absent) are of the same unchanged file: inode, device, size, mtime."""
+    if a is None or b is None:
+        return a is b
+    return (a.st_ino, a.st_dev, a.st_size, a.st_mtime_ns) == (b.st_ino, b.st_dev, b.st_size, b.st_mtime_ns)
+
+
 def fsync_dir(path: Path) -> None:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)

@@ -125,7 +125,7 @@ def _epoch(stamp: str) -> float | None:
 
 
 @dataclass
-class Manifest:
+class GenerationManifest:
     """What is committed in one generation."""
 
     generation: int
@@ -167,7 +167,7 @@ class Manifest:
         return codec.canonical(body) + b"\n"
 
 
-def _load_manifest(path: Path, kind: str) -> Manifest | None:
+def _load_manifest(path: Path, kind: str) -> GenerationManifest | None:
     """The manifest at path, or None when absent. Anything doubtful fails closed (exit 3)."""
     try:
         data = files.read_bytes(path, MAX_MANIFEST_BYTES)
@@ -198,7 +198,7 @@ def _load_manifest(path: Path, kind: str) -> Manifest | None:
         value = body.get(name)
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise HabitusError("state_corrupt", f"{path}: field {name} is not a non-negative integer")
-    manifest = Manifest(
+    manifest = GenerationManifest(
         generation=body["generation"],
         last_seq=body["last_seq"],
         last_checksum=str(body.get("last_checksum") or ""),
@@ -217,7 +217,7 @@ def _load_manifest(path: Path, kind: str) -> Manifest | None:
     return manifest
 
 
-def _write_manifest(path: Path, manifest: Manifest, kind: str = TAIL_KIND) -> None:
+def _write_manifest(path: Path, manifest: GenerationManifest, kind: str = TAIL_KIND) -> None:
     files.atomic_write(path, manifest.encode(kind))
 
 
@@ -380,7 +380,7 @@ class _Writer:
 
     # opening, recovery, tail check
 
-    def _open(self) -> Manifest:
+    def _open(self) -> GenerationManifest:
         folder = self.paths.folder
         files.ensure_dir(folder)
         manifest = _load_manifest(self.paths.tail, TAIL_KIND)
@@ -394,7 +394,7 @@ class _Writer:
                     hint="run habitus verify; restore tail.json from a backup",
                 )
             now = utc_now()
-            manifest = Manifest(generation=1, created_at=now, updated_at=now)
+            manifest = GenerationManifest(generation=1, created_at=now, updated_at=now)
             _write_manifest(self.paths.tail, manifest)
         if self.paths.archive_manifest(manifest.generation).exists():
             manifest = self._finish_rotation(manifest)
@@ -403,7 +403,7 @@ class _Writer:
         self._check_tail(manifest)
         return manifest
 
-    def _check_sizes(self, manifest: Manifest) -> None:
+    def _check_sizes(self, manifest: GenerationManifest) -> None:
         for path, committed in zip(
             self.paths.data(manifest.generation),
             (manifest.jsonl_bytes, manifest.index_bytes, manifest.fp_bytes),
@@ -423,7 +423,7 @@ class _Writer:
                     hint="run habitus verify; the log was truncated outside habitus",
                 )
 
-    def _recover(self, manifest: Manifest) -> Manifest:
+    def _recover(self, manifest: GenerationManifest) -> GenerationManifest:
         """Adopt complete records past the manifest; move a torn remainder aside; truncate back."""
         jsonl, idx, fpf = self.paths.data(manifest.generation)
         size = _size(jsonl) or 0
@@ -466,7 +466,7 @@ class _Writer:
             _append_bytes(idx, b"".join(struct.pack(">Q", end) for _, end in adopted))
             _append_bytes(fpf, b"".join(bytes.fromhex(r["fp"]) for r, _ in adopted))
             last = adopted[-1][0]
-            manifest = Manifest(
+            manifest = GenerationManifest(
                 generation=manifest.generation,
                 last_seq=last["seq"],
                 last_checksum=last["checksum"],
@@ -492,7 +492,7 @@ class _Writer:
             os.close(fd)
         files.fsync_dir(folder)
 
-    def _check_tail(self, manifest: Manifest) -> None:
+    def _check_tail(self, manifest: GenerationManifest) -> None:
         """The bounded tail check: last index entry, last record and last fingerprint match the manifest."""
         if manifest.last_seq == 0:
             return
@@ -563,7 +563,7 @@ class _Writer:
         fault("after_idx")
         _append_bytes(fpf, b"".join(fps))
         fault("after_fp")
-        self.manifest = Manifest(
+        self.manifest = GenerationManifest(
             generation=manifest.generation,
             last_seq=seq,
             last_checksum=last_checksum,
@@ -581,13 +581,13 @@ class _Writer:
         """Move the current generation into archive/ and start the next one. Returns the new generation."""
         manifest = self.manifest
         files.ensure_dir(self.paths.archive)
-        archived = Manifest(**{**manifest.__dict__, "rotated_at": utc_now()})
+        archived = GenerationManifest(**{**manifest.__dict__, "rotated_at": utc_now()})
         _write_manifest(self.paths.archive_manifest(manifest.generation), archived, ARCHIVE_KIND)
         fault("rotate_after_archive_manifest")
         self.manifest = self._finish_rotation(manifest)
         return self.manifest.generation
 
-    def _finish_rotation(self, manifest: Manifest) -> Manifest:
+    def _finish_rotation(self, manifest: GenerationManifest) -> GenerationManifest:
         """Roll a rotation forward: move the data files into archive/, then commit the next generation."""
         archived = _load_manifest(self.paths.archive_manifest(manifest.generation), ARCHIVE_KIND)
         if archived is None or archived.last_seq != manifest.last_seq:
@@ -607,7 +607,7 @@ class _Writer:
         files.fsync_dir(self.paths.folder)
         fault("rotate_after_move")
         now = utc_now()
-        fresh = Manifest(generation=manifest.generation + 1, created_at=now, updated_at=now)
+        fresh = GenerationManifest(generation=manifest.generation + 1, created_at=now, updated_at=now)
         _write_manifest(self.paths.tail, fresh)
         for path in self.paths.data(fresh.generation):
             files.create_private(path)
@@ -777,7 +777,7 @@ class Batch:
         return self.last_seq >= self.committed_seq
 
 
-def _locate(root: StateRoot, generation: int | None) -> tuple[Manifest, bool] | None:
+def _locate(root: StateRoot, generation: int | None) -> tuple[GenerationManifest, bool] | None:
     paths = _paths(root)
     current = _load_manifest(paths.tail, TAIL_KIND)
     if current is not None and (generation is None or generation == current.generation):
@@ -820,7 +820,12 @@ def read(
 
 
 def _read_batch(
-    root: StateRoot, manifest: Manifest, archived: bool, after_seq: int, max_records: int, max_bytes: int
+    root: StateRoot,
+    manifest: GenerationManifest,
+    archived: bool,
+    after_seq: int,
+    max_records: int,
+    max_bytes: int,
 ) -> Batch:
     batch = Batch(manifest.generation, archived, after_seq, manifest.last_seq)
     if after_seq >= manifest.last_seq:
@@ -892,7 +897,7 @@ def verify(root: StateRoot) -> dict[str, Any]:
     def issue(code: str, generation: int | None, seq: int | None, message: str) -> None:
         issues.append({"code": code, "generation": generation, "seq": seq, "message": message})
 
-    manifests: list[tuple[Manifest, bool]] = []
+    manifests: list[tuple[GenerationManifest, bool]] = []
     try:
         current = _load_manifest(paths.tail, TAIL_KIND)
         if current is not None:
@@ -943,7 +948,7 @@ def verifier(check: Check) -> Iterator[dict[str, Any]]:
         }
 
 
-def _verify_generation(paths: _Paths, manifest: Manifest, archived: bool, issue: Any) -> None:
+def _verify_generation(paths: _Paths, manifest: GenerationManifest, archived: bool, issue: Any) -> None:
     gen = manifest.generation
     jsonl, idx, fpf = paths.data(gen, archived=archived)
     for path, committed in zip(

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from habitus.errors import HabitusError
-from habitus.state.files import check_regular, fsync_dir, refuse_symlink
+from habitus.state.files import check_regular, fsync_dir, refuse_symlink, same_file
 
 MAX_BYTES = 1024 * 1024
 NEW_FILE_MODE = 0o666  # less the umask, as any editor creates it
@@ -91,12 +91,6 @@ def read_source(path: Path) -> bytes:
     return data
 
 
-def _same(a: os.stat_result | None, b: os.stat_result | None) -> bool:
-    if a is None or b is None:
-        return a is b
-    return (a.st_ino, a.st_dev, a.st_size, a.st_mtime_ns) == (b.st_ino, b.st_dev, b.st_size, b.st_mtime_ns)
-
-
 def replace(before: Shared, data: bytes) -> None:
     """Atomically replace the file read as `before` with data, keeping its mode."""
     path = before.path
@@ -124,7 +118,7 @@ def replace(before: Shared, data: bytes) -> None:
             now = os.lstat(path)
         except FileNotFoundError:
             now = None
-        if not _same(before.st, now):
+        if not same_file(before.st, now):
             raise HabitusError(
                 "io_error",
                 f"{path}: changed while habitus wrote it; nothing was written",

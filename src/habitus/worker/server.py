@@ -312,9 +312,9 @@ class Worker:
             reply({"status": "bad_request"})
             return True
         reply({"status": "accepted"})  # the client now waits for the answer, not for a turn
-        from habitus.select import log as select_log
+        from habitus.select import log
 
-        select_log.defer()  # the selection-log row is written after the answer is out
+        log.defer()  # the selection-log row is written after the answer is out
         try:
             code, out = run_command(request, body)
             self.board.touch(self.slot, served=True)
@@ -322,7 +322,7 @@ class Worker:
             with contextlib.suppress(OSError):
                 reply({"status": "done", "exit": code}, out)
         finally:
-            select_log.flush()
+            log.flush()
         return True
 
     def ours(self, request: dict[str, Any]) -> bool:
@@ -469,14 +469,13 @@ def preload(root: Path) -> None:
     with contextlib.suppress(Exception):
         # One read-only selection (its log row dropped), so that the serving processes forked after
         # this find the ledger code, the judge's tables and the habits' vectors' checks already done.
-        from habitus.select import log as select_log
-        from habitus.select import select
+        from habitus.select import log, select
 
-        select_log.defer()
+        log.defer()
         try:
             select(StateRoot(root), "warm up the worker", wait=0.2, mode="cli")
         finally:
-            select_log.flush(write=False)
+            log.flush(write=False)
 
 
 def main(argv: list[str] | None = None) -> int:
