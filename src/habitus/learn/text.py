@@ -737,13 +737,16 @@ def read_message(
     a "don't ..." or "always ..." there specifies the task unless the message also complains."""
     reading = Reading()
     text = user.strip()
-    if outcome == "rejected" or REJECTION.search(text):
+    if outcome == "rejected" and not REJECTION.search(text):
+        # The user rejected a tool use the agent made for this prompt: the rejection is evidence for
+        # the correction that follows it, but the prompt was said before it ("I'd like two things:
+        # ..." is a task, not a correction), so the prompt is read as any other.
+        reading.rejection = True
+    elif REJECTION.search(text):
         reading.rejection = reading.friction = True
         reading.markers.add("rejected")
         reason = _REJECTION_REASON.search(text)
-        if not REJECTION.search(text):
-            pass  # a prompt whose tool use was rejected: the prompt itself is read below
-        elif reason:
+        if reason:
             text = reason.group(1).strip()
         else:
             return reading

@@ -25,6 +25,8 @@ from habitus.harness.transcripts.core import _block_text, _blocks, _Builder, _ch
 
 _CC_SKIP_TYPES = {"progress", "file-history-snapshot", "queue-operation", "summary", "system"}
 _REJECTED_PREFIX = "The user doesn't want to proceed with this tool use"
+# A rejection with a reason: what follows is what the user typed in the rejection box.
+_REJECTION_REASON = re.compile(r"\bthe user said:\s*\n(?P<reason>.+)\Z", re.S)
 _REFUSED = re.compile(
     r"requires approval|requested permissions? to use|haven't granted|permission to use \S+ (?:has been|was) "
     r"denied|denied by (?:a |the )?(?:permission|policy|hook)|blocked by (?:a |the )?(?:hook|policy)|"
@@ -43,7 +45,7 @@ def _slash_command(text: str) -> str:
     return out
 
 
-def _claude_code(records: list[_Rec], parents: dict[str, str | None]) -> _Builder:
+def _claude_code(records: list[_Rec], parents: dict[str, str | None], *, whole: bool = False) -> _Builder:
     conversation = [r for r in records if r.obj.get("type") in ("user", "assistant")]
     main = [r for r in conversation if not r.obj.get("isSidechain")]
     subagent = bool(conversation) and not main
@@ -54,7 +56,7 @@ def _claude_code(records: list[_Rec], parents: dict[str, str | None]) -> _Builde
     if not conversation:
         return builder
     builder.session_id = conversation[-1].obj.get("sessionId") or None
-    active = _chain(conversation[-1].uuid, parents)
+    active = _chain(conversation[-1].uuid, parents, bridge=whole)
     for rec in conversation:
         obj = rec.obj
         if rec.uuid is not None and active and rec.uuid not in active:
@@ -109,6 +111,7 @@ def _cc_user(
         return  # a compaction summary continues the conversation; it is nobody's prompt
     blocks = _blocks(message.get("content"))
     results = [b for b in blocks if b.get("type") == "tool_result"]
+    reasons: list[str] = []
     for block in results:
         text = _block_text(block.get("content"))
         rejected = obj.get("toolUseResult") == "User rejected tool use" or text.startswith(_REJECTED_PREFIX)
@@ -120,7 +123,12 @@ def _cc_user(
             refused=error and not rejected and bool(_REFUSED.search(text[:400])),
             offset=rec.offset,
         )
+        if rejected and (said := _REJECTION_REASON.search(text)) and said["reason"].strip():
+            reasons.append(said["reason"].strip())
     if results:
+        for reason in reasons:  # typed in the rejection box: the user's words, answered as a new prompt
+            source, reason = source_of(reason)
+            builder.prompt(reason, at, rec.uuid, rec.offset, source=builder.forced_source or source)
         return
     text = _block_text(message.get("content")).strip()
     if not text:
