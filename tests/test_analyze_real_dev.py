@@ -110,3 +110,17 @@ def test_eval_scores_the_real_dev_sessions(state_root: Path) -> None:
         for proposal in conv["proposals"]:
             behavior = proposal["behavior"].lower()
             assert not behavior.startswith("do stash"), proposal  # never inverted
+
+
+def test_one_exact_command_and_a_division_of_labour_start_no_habit() -> None:
+    command = read_message(
+        "you just should run `entire enable --telemetry false --agent claude` that will setup everything"
+    )
+    assert not any(d.seed for d in command.directives)
+    assert any(d.seed for d in read_message("no, always run `make lint` before committing").directives)
+    labour = read_message(
+        "Sure, but the entire cli should handle that automatically for the user, not you adding that for the repo now."
+    )
+    assert not labour.directives
+    norm = read_message("the tests should hit a real database, not mocks", before="I mocked the database.")
+    assert [d.text for d in norm.directives] == ["the tests should hit a real database, not mocks"]

@@ -1165,6 +1165,11 @@ _HEDGE = re.compile(
 _IF_REPORT = re.compile(r"^(?:if|when|whenever)\s+(?:i|we|you|it|the|they|someone)\b", re.IGNORECASE)
 
 
+_NOT_THE_AGENT = re.compile(r"\bnot (?:you|me)\b", re.IGNORECASE)
+_ANSWERS = _set("sure yes yeah yep ok okay right fine")
+_ONE_COMMAND = re.compile(r"^(?:just\s+)?(?:run|execute|type|call)\s+`[^`]{3,}`", re.IGNORECASE)
+
+
 def _directive(
     stripped: str, markers: set[str], question: bool, *, friction: bool, verdict: bool = False
 ) -> Directive | None:
@@ -1205,11 +1210,20 @@ def _directive(
             friction
             and bool(_MODAL.search(text) and _CONTRAST_FRICTION.search(text))
             and words(text)[0] not in SUBJECTS
+            # "sure, but the cli should handle that for the user, not you": who does the work, no rule
+            and not _NOT_THE_AGENT.search(text)
+            and words(text)[0] not in _ANSWERS
         )
     )
     if not accepted:
         return None
-    narrow = bool(NARROW.search(text)) or _object_is_pronoun(text)
+    # "run `entire enable --telemetry false --agent claude`, that will set up everything": one exact
+    # command for this task, unless the sentence says when it applies ("always run `make lint` first")
+    narrow = (
+        bool(NARROW.search(text))
+        or _object_is_pronoun(text)
+        or bool(_ONE_COMMAND.match(text) and not general)
+    )
     score = (
         3 * imperative
         + 2 * general
