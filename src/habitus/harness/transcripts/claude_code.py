@@ -7,7 +7,9 @@ One record per line, linked by `uuid`/`parentUuid` (a compaction boundary links 
 ran); `progress`, `attachment`, `file-history-snapshot`, `queue-operation`, `last-prompt` and `system`
 records carry no conversation. Only the active branch counts: the chain from the last record back to
 the root, plus tool results hanging off it (parallel tool calls); a branch left by rewinding a prompt is
-ignored. Not the user's words, recorded with their source (see `provenance`): `isMeta` records (a
+ignored. In a whole file, a link to a record the file does not hold (a copy that lost a line) continues
+from the record before it. What the user typed when rejecting a tool use ("... the user said:\n<reason>")
+is the user's next prompt. Not the user's words, recorded with their source (see `provenance`): `isMeta` records (a
 skill's expanded text, "Stop hook feedback:" after a Stop hook blocked, which starts a "hook" turn),
 compaction summaries, slash commands and their output, teammate messages, pasted plans. A subagent's
 transcript (`subagents/agent-*.jsonl`, every record `isSidechain`) holds the parent agent's prompts:
