@@ -59,6 +59,10 @@ def test_a_rejected_tool_use_with_a_reason_reads_the_reason() -> None:
     assert reading.rejection
     assert [d.text for d in reading.directives] == ["never force-push to main"]
     assert read_message("deploy it", outcome="rejected").rejection  # a capture record's outcome
+    # the prompt of a turn whose tool use the user rejected was said before the rejection: a task
+    task = read_message("I'd like two things: add a --dry-run flag and log a linear bug", outcome="rejected")
+    assert task.rejection and not task.friction and not task.directives
+    assert read_message("no, never log from library code", outcome="rejected").friction  # its own marker
 
 
 @pytest.mark.parametrize(

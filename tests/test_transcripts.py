@@ -446,3 +446,83 @@ def test_a_200_mb_transcript_imports_in_bounded_memory(tmp_path: Path, state_roo
     assert [p["user"] for p in payloads(state_root)] == prompts
     rss_kib = int(done.stderr.decode().rsplit("MAXRSS=", 1)[1].split()[0])
     assert rss_kib < 400 * 1024, f"peak memory {rss_kib} KiB"
+
+
+def _cc(
+    uuid: str, parent: str | None, kind: str, content: object, at: str, **more: object
+) -> dict[str, object]:
+    role = "assistant" if kind == "assistant" else "user"
+    row: dict[str, object] = {"type": kind, "uuid": uuid, "parentUuid": parent, "timestamp": at}
+    row["sessionId"] = "s-1"
+    if kind in ("user", "assistant"):
+        row["message"] = {"role": role, "content": content}
+    return {**row, **more}
+
+
+_REJECTED = (
+    "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a "
+    "file edit, the new_string was NOT written to the file). To tell you how to proceed, the user said:\n"
+)
+
+
+def test_claude_code_a_rejection_reason_is_the_users_next_prompt(tmp_path: Path) -> None:
+    rows = [
+        _cc("u1", None, "user", "fix the flaky test", "2026-01-01T10:00:00Z"),
+        _cc(
+            "a1",
+            "u1",
+            "assistant",
+            [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}],
+            "2026-01-01T10:00:05Z",
+        ),
+        _cc(
+            "r1",
+            "a1",
+            "user",
+            [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "t1",
+                    "content": _REJECTED + "wait, let's talk about this first",
+                }
+            ],
+            "2026-01-01T10:00:09Z",
+            toolUseResult="User rejected tool use",
+        ),
+        _cc(
+            "a2",
+            "r1",
+            "assistant",
+            [{"type": "text", "text": "Sure, here is my plan."}],
+            "2026-01-01T10:00:20Z",
+        ),
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    turns = read_transcript(path).turns
+    assert [(t.user, t.outcome, t.source) for t in turns] == [
+        ("fix the flaky test", "rejected", "user"),
+        ("wait, let's talk about this first", "complete", "user"),
+    ]
+    assert turns[1].assistant == "Sure, here is my plan." and turns[1].user_at == "2026-01-01T10:00:09Z"
+
+
+def test_claude_code_a_lost_record_does_not_cut_the_conversation(tmp_path: Path) -> None:
+    """A copy that dropped one record (entire's checkpoint excerpts drop progress lines) links to a
+    record the file does not hold: the chain continues from the record before it in the file."""
+    rows = [
+        _cc("u1", "older", "user", "do not stash anything, read the files you need", "2026-01-01T10:00:00Z"),
+        _cc("a1", "u1", "assistant", [{"type": "text", "text": "Reading them."}], "2026-01-01T10:00:05Z"),
+        _cc("p1", "lost", "progress", None, "2026-01-01T10:00:06Z"),
+        _cc("u2", "p1", "user", "add a test", "2026-01-01T10:01:00Z"),
+        _cc("a2", "u2", "assistant", [{"type": "text", "text": "Added."}], "2026-01-01T10:01:05Z"),
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    assert [t.user for t in read_transcript(path).turns] == [
+        "do not stash anything, read the files you need",
+        "add a test",
+    ]
+    # a tail read starting after the first prompt does not reach back past its window
+    start = len((json.dumps(rows[0]) + "\n").encode())
+    assert [t.user for t in read_transcript(path, start_offset=start).turns if t.user] == ["add a test"]

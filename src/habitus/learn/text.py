@@ -87,7 +87,8 @@ VERBS = _set(
     verify double-check read cut copy paste upload download publish package sign encrypt decrypt
     hash crash break fail hardcode hard-code print prompt reload dump unwrap expose hide leak explode
     hang freeze label hold seed evaluate train plot wire guard paginate translate localize scope bundle
-    minify compress assert await resolve reject queue schedule serve mount route query index"""
+    minify compress assert await resolve reject queue schedule serve mount route query index talk
+    discuss"""
 )
 
 PRONOUN_OBJECTS = _set("it that this them these those both one everything something")
@@ -719,6 +720,43 @@ def _stem(word: str) -> str:
     return _lang_stem(word)
 
 
+# A forwarded review finding ("The comment on line 779 states ... However, this is not accurate.
+# Looking at handlePostTask (lines 899-917), ..."): long, about code locations and identifiers, and
+# nobody in it speaks (no I/we/you, no "please", no "let's"). The user passes it on to be dealt with;
+# its "never", "not" and "should" are the reviewer's description of this change, not a rule for the
+# agent.
+_SPEAKER = re.compile(
+    r"\b(?:i|i'm|im|i've|i'd|i'll|me|my|we|we're|we've|we'll|us|our|you|you're|your|let's|lets|"
+    r"please|pls|plz|here's)\b",
+    re.IGNORECASE,
+)
+_CODE_PLACE = re.compile(
+    r"\blines? \d+|\b\w+\.(?:go|py|ts|tsx|js|jsx|rs|java|rb|kt|swift|c|cc|cpp|h|cs|php|sh):\d+|"
+    r"\b[a-z]+[A-Z]\w*\(|\b[A-Z][a-z]+[A-Z]\w+"
+)
+_QUOTED = re.compile(r'"[^"\n]{1,400}"|“[^”\n]{1,400}”')
+MIN_FORWARDED_CHARS = 200
+
+
+def forwarded(text: str) -> bool:
+    """Whether a message reads as a forwarded review finding rather than the user's own words."""
+    body = text.strip()
+    spoken = _QUOTED.sub(" ", body)  # a quoted comment the reviewer proposes has its own "we"
+    return (
+        len(body) >= MIN_FORWARDED_CHARS
+        and not _SPEAKER.search(spoken)
+        and len(_CODE_PLACE.findall(body)) >= 2
+    )
+
+
+_DISCUSS_FIRST = re.compile(
+    r"^\W*(?P<halt>(?:wait|hold on|hang on|stop|whoa|woah|pause)\b[\s,.!-]*)?(?:please\s+|ok(?:ay)?,?\s+)*"
+    r"(?:(?:can|could|shall) we|let'?s|lets|we should|we need to|i'?d like to|i want to)\s+"
+    r"(?:first\s+)?(?P<verb>talk|discuss|chat)\b[^.?!\n]{0,80}[.?!]*\s*$",
+    re.IGNORECASE,
+)
+
+
 def read_message(
     user: str,
     *,
@@ -737,18 +775,31 @@ def read_message(
     a "don't ..." or "always ..." there specifies the task unless the message also complains."""
     reading = Reading()
     text = user.strip()
-    if outcome == "rejected" or REJECTION.search(text):
+    if outcome == "rejected" and not REJECTION.search(text):
+        # The user rejected a tool use the agent made for this prompt: the rejection is evidence for
+        # the correction that follows it, but the prompt was said before it ("I'd like two things:
+        # ..." is a task, not a correction), so the prompt is read as any other.
+        reading.rejection = True
+    elif REJECTION.search(text):
         reading.rejection = reading.friction = True
         reading.markers.add("rejected")
         reason = _REJECTION_REASON.search(text)
-        if not REJECTION.search(text):
-            pass  # a prompt whose tool use was rejected: the prompt itself is read below
-        elif reason:
+        if reason:
             text = reason.group(1).strip()
         else:
             return reading
     text = pasted.own_words(text)  # a pasted log or diff is not what the user said
-    if not text:
+    if not text or forwarded(text):
+        return reading
+    talk = _DISCUSS_FIRST.match(text)
+    if talk is not None and (after_rejection or talk["halt"]):
+        # "wait please let's talk about this" right after a rejected tool use, "hold on, can we
+        # discuss what we're doing first?": the agent acted before agreeing on the approach.
+        verb = "discuss" if talk["verb"].lower().startswith("discuss") else "talk through"
+        reading.friction = True
+        reading.markers |= {"halt", "rejected"} if after_rejection else {"halt"}
+        wanted = f"{verb} the approach with the user before making changes"
+        reading.directives.append(Directive(wanted, seed=True, score=5, marked=True))
         return reading
     swap = replacement.find(text, before)
     if swap is not None:  # read whole: word by word it inverts ("yarn again. bun." is not "use yarn")
@@ -789,7 +840,8 @@ def read_message(
         rule = _normative(_FACT_START.sub("", stripped_sentence) if fact else stripped_sentence)
         told = _FACT_START.match(sentence.strip())
         asked = told is not None and _starts_imperative(re.sub(r"^to\s+", "", sentence.strip()[told.end() :]))
-        if fact is not None and rule is None and not asked:
+        standing = _addressed(stripped_sentence)
+        if fact is not None and rule is None and not asked and not (standing and "standing" in standing[1]):
             reading.facts.append(fact)
             continue
         if asked and told is not None:  # "remember: never push to main" asks, it does not inform
@@ -880,6 +932,7 @@ def read_message(
         "undo",
         "judgement",
         "obliged",
+        "standing",
     }
     reading.friction = bool(reading.markers & friction_markers)
     if opening and not reading.markers & (friction_markers - {"negative", "always", "stop", "obliged"}):
@@ -1021,6 +1074,36 @@ def _reacts(text: str, before: str) -> bool:
     return any(_stem(w) in said for w in content_words(text) if _verb(w) is None)
 
 
+# A rule's scope that makes it standing rather than part of one task. "everywhere" and "across the
+# codebase" only with a verb of habit (`_HABIT_VERBS`): "rename foo to bar everywhere" is one task.
+_STANDING_SCOPE = re.compile(
+    r"\b(?:wherever|whenever)\s+(?:we|you|it|possible|appropriate|applicable|feasible)\b|\bgoing forward\b|"
+    r"\bfrom now on\b|\bas a rule\b|\b(?:everywhere|across the (?:whole |entire )?(?:codebase|code base|"
+    r"repo|repository|project))\b",
+    re.IGNORECASE,
+)
+_PART = re.compile(r"\s[-–—]\s+|;\s*")
+_WIDE_SCOPE = re.compile(r"\beverywhere\b|\bacross the\b", re.IGNORECASE)
+_HABIT_VERBS = _set("use prefer stick follow keep write spell name stay")
+_WE_DO = re.compile(
+    r"^(?:(?:let'?s|lets)\s+)?(?:(?:make sure|ensure)\s+)?(?:that\s+)?we(?:'re|\s+are|\s+should(?:\s+be)?|"
+    r"\s+must(?:\s+be)?|\s+need\s+to(?:\s+be)?|\s+have\s+to(?:\s+be)?|\s+always)?\s+(?P<x>[a-z][\w-]*\b.*)$",
+    re.IGNORECASE,
+)
+
+
+def _base_verb(word: str) -> str | None:
+    """ "using" -> "use", "use" -> "use"; None for a word that is not a known verb."""
+    if word in VERBS:
+        return word
+    if word.endswith("ing") and len(word) >= 5:
+        base = word[:-3]
+        for candidate in (base, base + "e", base[:-1] if len(base) > 2 and base[-1] == base[-2] else ""):
+            if candidate in VERBS:
+                return candidate
+    return None
+
+
 def _addressed(stripped: str) -> tuple[str, set[str], bool] | None:
     """A request put to the agent in other words: (the imperative it asks for, markers, whether a
     question form is a request). "you need to read the whole file" -> "read the whole file";
@@ -1033,6 +1116,17 @@ def _addressed(stripped: str) -> tuple[str, set[str], bool] | None:
         return found["x"], {"obliged"}, True
     if (found := _FUTURE.match(stripped)) and _starts_imperative(found["x"]):
         return found["x"], {"always"}, True
+    for part in _PART.split(stripped) if _STANDING_SCOPE.search(stripped) else ():
+        # "we should be using the strong types instead of string wherever we can", "let's make sure
+        # we're using US English everywhere": a standing rule stated for the team, not one task.
+        found = _WE_DO.match(part)
+        if found is None or not (scopes := _STANDING_SCOPE.findall(part)):
+            continue
+        first, _, rest = found["x"].partition(" ")
+        verb = _base_verb(first.lower())
+        wide_only = all(_WIDE_SCOPE.match(scope) for scope in scopes)
+        if verb is not None and (verb in _HABIT_VERBS or not wide_only):
+            return f"{verb} {rest}".strip(), {"standing"}, True
     if (found := _POLITE_ASK.match(stripped)) and (
         _NEGATIVE.match(found["x"]) or _ALWAYS.match(found["x"]) or _STOP.match(found["x"])
     ):
@@ -1069,6 +1163,11 @@ _HEDGE = re.compile(
 
 
 _IF_REPORT = re.compile(r"^(?:if|when|whenever)\s+(?:i|we|you|it|the|they|someone)\b", re.IGNORECASE)
+
+
+_NOT_THE_AGENT = re.compile(r"\bnot (?:you|me)\b", re.IGNORECASE)
+_ANSWERS = _set("sure yes yeah yep ok okay right fine")
+_ONE_COMMAND = re.compile(r"^(?:just\s+)?(?:run|execute|type|call)\s+`[^`]{3,}`", re.IGNORECASE)
 
 
 def _directive(
@@ -1111,11 +1210,20 @@ def _directive(
             friction
             and bool(_MODAL.search(text) and _CONTRAST_FRICTION.search(text))
             and words(text)[0] not in SUBJECTS
+            # "sure, but the cli should handle that for the user, not you": who does the work, no rule
+            and not _NOT_THE_AGENT.search(text)
+            and words(text)[0] not in _ANSWERS
         )
     )
     if not accepted:
         return None
-    narrow = bool(NARROW.search(text)) or _object_is_pronoun(text)
+    # "run `entire enable --telemetry false --agent claude`, that will set up everything": one exact
+    # command for this task, unless the sentence says when it applies ("always run `make lint` first")
+    narrow = (
+        bool(NARROW.search(text))
+        or _object_is_pronoun(text)
+        or bool(_ONE_COMMAND.match(text) and not general)
+    )
     score = (
         3 * imperative
         + 2 * general

@@ -283,7 +283,7 @@ def read_transcript(
             records.append(_Rec(ident, offset, obj))
         end = counter[1]
     if fmt == "claude-code":
-        builder = _claude_code(records, parents)
+        builder = _claude_code(records, parents, whole=start == 0)
     elif fmt == "pi":
         builder = _pi(records, parents)
     elif fmt == "gemini":

@@ -7,7 +7,9 @@ One record per line, linked by `uuid`/`parentUuid` (a compaction boundary links 
 ran); `progress`, `attachment`, `file-history-snapshot`, `queue-operation`, `last-prompt` and `system`
 records carry no conversation. Only the active branch counts: the chain from the last record back to
 the root, plus tool results hanging off it (parallel tool calls); a branch left by rewinding a prompt is
-ignored. Not the user's words, recorded with their source (see `provenance`): `isMeta` records (a
+ignored. In a whole file, a link to a record the file does not hold (a copy that lost a line) continues
+from the record before it. What the user typed when rejecting a tool use ("... the user said:\n<reason>")
+is the user's next prompt. Not the user's words, recorded with their source (see `provenance`): `isMeta` records (a
 skill's expanded text, "Stop hook feedback:" after a Stop hook blocked, which starts a "hook" turn),
 compaction summaries, slash commands and their output, teammate messages, pasted plans. A subagent's
 transcript (`subagents/agent-*.jsonl`, every record `isSidechain`) holds the parent agent's prompts:
@@ -25,6 +27,8 @@ from habitus.harness.transcripts.core import _block_text, _blocks, _Builder, _ch
 
 _CC_SKIP_TYPES = {"progress", "file-history-snapshot", "queue-operation", "summary", "system"}
 _REJECTED_PREFIX = "The user doesn't want to proceed with this tool use"
+# A rejection with a reason: what follows is what the user typed in the rejection box.
+_REJECTION_REASON = re.compile(r"\bthe user said:\s*\n(?P<reason>.+)\Z", re.S)
 _REFUSED = re.compile(
     r"requires approval|requested permissions? to use|haven't granted|permission to use \S+ (?:has been|was) "
     r"denied|denied by (?:a |the )?(?:permission|policy|hook)|blocked by (?:a |the )?(?:hook|policy)|"
@@ -43,7 +47,7 @@ def _slash_command(text: str) -> str:
     return out
 
 
-def _claude_code(records: list[_Rec], parents: dict[str, str | None]) -> _Builder:
+def _claude_code(records: list[_Rec], parents: dict[str, str | None], *, whole: bool = False) -> _Builder:
     conversation = [r for r in records if r.obj.get("type") in ("user", "assistant")]
     main = [r for r in conversation if not r.obj.get("isSidechain")]
     subagent = bool(conversation) and not main
@@ -54,7 +58,7 @@ def _claude_code(records: list[_Rec], parents: dict[str, str | None]) -> _Builde
     if not conversation:
         return builder
     builder.session_id = conversation[-1].obj.get("sessionId") or None
-    active = _chain(conversation[-1].uuid, parents)
+    active = _chain(conversation[-1].uuid, parents, bridge=whole)
     for rec in conversation:
         obj = rec.obj
         if rec.uuid is not None and active and rec.uuid not in active:
@@ -109,6 +113,7 @@ def _cc_user(
         return  # a compaction summary continues the conversation; it is nobody's prompt
     blocks = _blocks(message.get("content"))
     results = [b for b in blocks if b.get("type") == "tool_result"]
+    reasons: list[str] = []
     for block in results:
         text = _block_text(block.get("content"))
         rejected = obj.get("toolUseResult") == "User rejected tool use" or text.startswith(_REJECTED_PREFIX)
@@ -120,7 +125,12 @@ def _cc_user(
             refused=error and not rejected and bool(_REFUSED.search(text[:400])),
             offset=rec.offset,
         )
+        if rejected and (said := _REJECTION_REASON.search(text)) and said["reason"].strip():
+            reasons.append(said["reason"].strip())
     if results:
+        for reason in reasons:  # typed in the rejection box: the user's words, answered as a new prompt
+            source, reason = source_of(reason)
+            builder.prompt(reason, at, rec.uuid, rec.offset, source=builder.forced_source or source)
         return
     text = _block_text(message.get("content")).strip()
     if not text:

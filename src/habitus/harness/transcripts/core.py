@@ -263,12 +263,22 @@ class _Rec:
     obj: dict[str, Any]
 
 
-def _chain(leaf: str | None, parents: dict[str, str | None]) -> set[str]:
+def _chain(leaf: str | None, parents: dict[str, str | None], *, bridge: bool = False) -> set[str]:
+    """The records from `leaf` back to its root. With `bridge` (a whole file was read), a link to a
+    record the file does not hold continues from the record before it in the file: a copy that lost a
+    record (an excerpt that dropped a progress line) would otherwise cut the conversation there and
+    read everything before the gap as an abandoned branch. `parents` is in file order."""
+    order = list(parents) if bridge else []
+    position = {ident: i for i, ident in enumerate(order)}
     chain: set[str] = set()
     node = leaf
     while node is not None and node not in chain and node in parents:
         chain.add(node)
-        node = parents[node]
+        parent = parents[node]
+        if bridge and parent is not None and parent not in parents:
+            at = position[node]
+            parent = order[at - 1] if at > 0 else None
+        node = parent
     return chain
 
 
