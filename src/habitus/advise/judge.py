@@ -32,6 +32,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from habitus.advise import signals
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -78,6 +80,12 @@ BEHAVIOUR = (
     "avoid_x_excess",
 )
 FEATURES = SITUATION + BEHAVIOUR
+# With E5 (select's prompt adapter is fitted for it), the judge also reads the meaning signals of
+# habitus.advise.signals: the request as select judges it, the units carried by the adapter, the tool
+# calls' actions in words, the agent's prose as passages.
+SITUATION_V2 = SITUATION + signals.SITUATION
+BEHAVIOUR_V2 = BEHAVIOUR + signals.BEHAVIOUR
+FEATURES_V2 = SITUATION_V2 + BEHAVIOUR_V2
 
 # A question, a negation or a hypothetical near the claim ("not ready yet", "noch nicht", "todavía
 # no", "pas encore", "ainda não", "ещё не", "まだ", "还没"): the claim is not made.
@@ -327,26 +335,49 @@ def weights_for(model_id: str) -> dict[str, Any] | None:
     manifest), or None (no semantic notes then)."""
     fingerprint = model_id.partition("@")[2]
     entry = _all_weights().get(model_id) or _all_weights().get(f"{known_name(model_id)}@{fingerprint}")
-    if not isinstance(entry, dict) or entry.get("features") != list(FEATURES):
+    if not isinstance(entry, dict) or entry.get("features") not in (list(FEATURES), list(FEATURES_V2)):
         return None
     return entry
 
 
+def reads_signals(weights: dict[str, Any]) -> bool:
+    """Whether this scorer reads habitus.advise.signals (FEATURES_V2) besides the cosines."""
+    return weights.get("features") == list(FEATURES_V2)
+
+
 def _stage(matrix: np.ndarray, stage: dict[str, Any]) -> np.ndarray:
+    """A logistic stage: a probability per row. A "softmax" stage (the situation stage of FEATURES_V2)
+    scores every habit of the review against the others and against none of them: which situation, if
+    any, the turn is in (a turn is about one or two things)."""
     import numpy as np
 
     mean = np.asarray(stage["mean"], dtype=np.float64)
     scale = np.asarray(stage["scale"], dtype=np.float64)
     w = np.asarray(stage["w"], dtype=np.float64)
-    z = ((matrix - mean) / scale) @ w + float(stage["b"])
-    return 1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))
+    z = ((matrix - mean) / scale) @ w
+    if stage.get("kind") == "softmax":
+        scores = np.append(z, float(stage["b"]))
+        scores = np.exp(scores - scores.max())
+        return (scores / scores.sum())[:-1]
+    return 1.0 / (1.0 + np.exp(-np.clip(z + float(stage["b"]), -40, 40)))
 
 
 def probabilities(matrix: np.ndarray, weights: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-    """P(situation present) and P(behaviour missing or broken | situation), per row of `matrix`."""
-    situation = _stage(matrix[:, : len(SITUATION)], weights["situation"])
-    behaviour = _stage(matrix[:, len(SITUATION) :], weights["behaviour"])
+    """P(situation present) and P(behaviour missing or broken | situation), per row of `matrix` (the
+    habits of one review: a softmax situation stage reads them together)."""
+    cut = len(SITUATION_V2) if reads_signals(weights) else len(SITUATION)
+    situation = _stage(matrix[:, :cut], weights["situation"])
+    behaviour = _stage(matrix[:, cut:], weights["behaviour"])
     return situation, behaviour
+
+
+def combined(matrix: np.ndarray, meaning: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """FEATURES_V2 rows: the cosine features (FEATURES) with the signals' situation and behaviour
+    features after their own kind."""
+    import numpy as np
+
+    cut = len(SITUATION)
+    return np.hstack([matrix[:, :cut], meaning[0], matrix[:, cut:], meaning[1]])
 
 
 def fired(
@@ -376,11 +407,19 @@ def judge(
     vectors: np.ndarray,
     turn: np.ndarray,
     weights: dict[str, Any],
+    meaning: signals.Signals | None = None,
 ) -> list[Scored]:
-    """The rules that get a note (`fired`), with their trigger unit."""
+    """The rules that get a note (`fired`), with their trigger unit. A scorer that reads the signals
+    (`reads_signals`) needs `meaning` (habitus.advise.signals.gather for these units); without it, no
+    note."""
     matrix, best, allowed = features(rules, units, words, conditions, behaviors, vectors, turn)
     if not len(matrix):
         return []
+    if reads_signals(weights):
+        if meaning is None:
+            return []
+        matrix = combined(matrix, signals.features(meaning, units, conditions, behaviors))
+        allowed = allowed & ~signals.vetoed(meaning)
     situation, behaviour = probabilities(matrix, weights)
     return [
         Scored(rules[r], float(situation[r] * behaviour[r]), units[top])
