@@ -37,14 +37,15 @@ from habitus.habits.law import parse  # noqa: E402
 from habitus.state.root import StateRoot  # noqa: E402
 
 
-
 class Cached:
     """The embedder with every text's vector remembered across runs (features are recomputed often)."""
 
     def __init__(self, embedder: Any, path: Path) -> None:
         self.inner, self.path = embedder, path
         self.model_id, self.dims = embedder.model_id, embedder.dims
-        self.memo: dict[tuple[bool, str], np.ndarray] = pickle.loads(path.read_bytes()) if path.exists() else {}
+        self.memo: dict[tuple[bool, str], np.ndarray] = (
+            pickle.loads(path.read_bytes()) if path.exists() else {}
+        )
 
     def save(self) -> None:
         self.path.write_bytes(pickle.dumps(self.memo))
@@ -86,51 +87,60 @@ def word_notes(embed: CatalogEmbedding, habits: list, cases: list) -> list[set[s
 
 
 def semantic_notes(
-    x: np.ndarray,
-    y: np.ndarray,
-    about: np.ndarray,
-    allowed: np.ndarray,
+    data: training.Data,
     v2: bool,
     folds: int,
     budget: tuple[float, float],
-    turns: training.Turns,
+    counted: np.ndarray,
+    judged: training.Data | None = None,
 ) -> tuple[list[set[int]], list[dict[str, float]]]:
-    """Per case, the habit columns the scorer notes, each judged by a scorer that never saw it."""
-    n_habits = x.shape[1]
+    """Per instance of `judged` (default: `data`), the habit columns the scorer notes, each judged by a
+    scorer that never saw it (fitted and its thresholds chosen on `data`)."""
+    judged = judged or data
+    n_habits = data.y.shape[1]
     fold = np.arange(n_habits) % folds
-    notes: list[set[int]] = [set() for _ in range(len(x))]
+    notes: list[set[int]] = [set() for _ in range(len(judged.x))]
+    every = np.ones(n_habits, bool)
     chosen = []
     for f in range(folds):
-        train = np.flatnonzero(fold != f)
-        s_in, b_in = training.out_of_fold(x, y, about, train, v2, folds=folds - 1)
-        thresholds = training.choose_thresholds(s_in, b_in, y[:, train], allowed[:, train], turns, budget)
-        weights = training.stages(x, y, about, train, v2) | thresholds
+        train = fold != f
+        s_in, b_in = training.out_of_fold(data, train, v2, folds=folds - 1)
+        thresholds = training.choose_thresholds(s_in, b_in, data, train, budget, counted)
+        weights = training.stages(data, train, v2) | thresholds
         chosen.append(thresholds)
-        situation, behaviour = training.predict(x, weights)
-        for c in range(len(x)):
-            for r in judge.fired(situation[c], behaviour[c], weights, allowed[c]):
-                if fold[r] == f:
-                    notes[c].add(r)
+        situation, behaviour = training.predict(judged, weights, every)
+        for i in range(len(judged.x)):
+            rows = np.flatnonzero(judged.present[i])
+            for r in judge.fired(situation[i, rows], behaviour[i, rows], weights, judged.allowed[i, rows]):
+                if fold[rows[r]] == f:
+                    notes[i].add(int(rows[r]))
     return notes, chosen
 
 
-def report(cases: list, found: list[set[str]], misses: bool) -> None:
+def report(cases: list, data: training.Data, habits: list, found: list[set[str]], misses: bool) -> None:
+    """Whole-catalog instances per set and per group; smaller catalogs per group (their false notes)."""
     rows: dict[str, list[int]] = {}
-    for case, got in zip(cases, found, strict=True):
-        expected = set(case["expected"])
+    for i, got in enumerate(found):
+        case = cases[data.case[i]]
+        present = {f"habit:{habits[j].id}" for j in np.flatnonzero(data.present[i])}
+        expected = {k for k in case["expected"] if not k.startswith("habit:") or k in present}
         tp, fp, fn = len(got & expected), len(got - expected), len(expected - got)
         quiet = not expected
         compliant = quiet and case.get("category") in training.COMPLIANT
         group = "strangers" if case["set"] in training.STRANGERS else "own"
-        for key in (case["set"], group, "all"):
+        keys = (case["set"], group, "all") if data.whole[i] else (f"{group} (smaller)",)
+        for key in keys:
             r = rows.setdefault(key, [0] * 8)
-            for i, v in enumerate((tp, fp, fn, quiet, quiet and bool(got), compliant, compliant and bool(got), 1)):
-                r[i] += int(v)
-        if misses and got != expected:
-            print(json.dumps({"id": case["id"], "set": case["set"], "cat": case.get("category"), "exp": sorted(expected), "got": sorted(got)}))
+            for k, v in enumerate(
+                (tp, fp, fn, quiet, quiet and bool(got), compliant, compliant and bool(got), 1)
+            ):
+                r[k] += int(v)
+        if misses and data.whole[i] and got != expected:
+            print(json.dumps({"id": case["id"], "set": case["set"], "cat": case.get("category"),
+                              "exp": sorted(expected), "got": sorted(got)}))  # fmt: skip
     for key, (tp, fp, fn, quiet, noisy, comp, comp_noisy, n) in rows.items():
         print(
-            f"{key:16s} n={n:3d} tp={tp:3d} fp={fp:3d} fn={fn:3d} "
+            f"{key:18s} n={n:4d} tp={tp:3d} fp={fp:3d} fn={fn:3d} "
             f"R={tp / max(1, tp + fn):.3f} P={tp / max(1, tp + fp):.3f} "
             f"per10compliant={10 * comp_noisy / max(1, comp):.2f} ({comp_noisy}/{comp}) "
             f"per10quiet={10 * noisy / max(1, quiet):.2f} ({noisy}/{quiet})"
@@ -147,8 +157,21 @@ def main() -> None:
         help="share of compliant turns, of quiet turns that may get a false note (counted sets)",
     )
     parser.add_argument("--v1", action="store_true", help="the cosine features only (FEATURES), as before")
-    parser.add_argument("--no-words", action="store_true", help="leave the word rules' and the law's notes out")
-    parser.add_argument("--count", choices=("strangers", "all"), default="strangers", help="whose false notes the budget counts")
+    parser.add_argument(
+        "--no-words", action="store_true", help="leave the word rules' and the law's notes out"
+    )
+    parser.add_argument(
+        "--count",
+        choices=("strangers", "all"),
+        default="strangers",
+        help="whose false notes the budget counts",
+    )
+    parser.add_argument("--smaller", type=int, default=3, help="random smaller catalogs judged per case")
+    parser.add_argument(
+        "--fit-smaller",
+        action="store_true",
+        help="fit on the smaller catalogs too (default: the whole one only)",
+    )
     parser.add_argument("--misses", action="store_true")
     args = parser.parse_args()
     habits = load_habits(training.CATALOG)
@@ -158,15 +181,24 @@ def main() -> None:
         embedder = Cached(inner, Path(tempfile.gettempdir()) / f"cv-advise-{inner.model_id}.pkl")
         embed = CatalogEmbedding(embedder, habits)
         v2 = training.reads_signals(embedder) and not args.v1
-        x, y, about, allowed = training.examples(embed, habits, cases, v2)
+        data = training.examples(embed, habits, cases, v2, smaller=args.smaller)
         words = [set() for _ in cases] if args.no_words else word_notes(embed, habits, cases)
         embedder.save()
-    turns = training.Turns.of(cases, everyone=args.count == "all")
+    counted = data.counted if args.count == "strangers" else np.ones(len(data.x), bool)
     budget = tuple(float(v) for v in args.budget.split(","))
-    notes, chosen = semantic_notes(x, y, about, allowed, v2, args.folds, (budget[0], budget[-1]), turns)
-    print("thresholds per fold:", [(t["top"], t["situation_threshold"], t["behaviour_threshold"]) for t in chosen])
-    found = [w | {f"habit:{habits[r].id}" for r in n} for w, n in zip(words, notes, strict=True)]
-    report(cases, found, args.misses)
+    fitted_on = data if args.fit_smaller else data.where(data.whole)
+    counted = counted if args.fit_smaller else counted[data.whole]
+    notes, chosen = semantic_notes(fitted_on, v2, args.folds, (budget[0], budget[-1]), counted, judged=data)
+    print(
+        "thresholds per fold:",
+        [(t["top"], t["situation_threshold"], t["behaviour_threshold"]) for t in chosen],
+    )
+    found = []
+    for i, n in enumerate(notes):
+        present = {f"habit:{habits[j].id}" for j in np.flatnonzero(data.present[i])}
+        raised = {k for k in words[data.case[i]] if not k.startswith("habit:") or k in present}
+        found.append(raised | {f"habit:{habits[r].id}" for r in n})
+    report(cases, data, habits, found, args.misses)
 
 
 if __name__ == "__main__":

