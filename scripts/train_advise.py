@@ -98,7 +98,7 @@ def case_features(
     entries = [Entry(e["role"], e["text"], True, e.get("name"), "ok") for e in case["entries"]]
     units = local.units_of(Slice(entries=entries))
     rules = [local.Rule.of(h) for h in habits]
-    chosen = [units[i] for i in judge.choose(units)]
+    chosen = [units[i] for i in judge.choose(units, judge.MAX_EMBED_SIGNALS if v2 else judge.MAX_EMBED)]
     conditions, behaviors = embed.habit_vectors(habits)
     embedded = embed.embedder.embed([judge.embed_text(u) for u in chosen] + [judge.turn_text(units)])
     checks = judge.word_checks(rules, units)

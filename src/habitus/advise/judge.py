@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from habitus.advise.local import Rule, Unit
 
 MAX_EMBED = 16
+MAX_EMBED_SIGNALS = 10  # with the meaning signals (E5: about ten times MiniLM's cost per unit)
 MAX_USER = 2
 MAX_TOOLS = 6
 MAX_CONTEXT_TOOLS = 2
@@ -111,17 +112,22 @@ class Scored:
     trigger: Unit | None
 
 
-def choose(units: list[Unit]) -> list[int]:
-    """Indexes of the units worth embedding, at most MAX_EMBED: the new request, the newest tool calls,
+def choose(units: list[Unit], limit: int = MAX_EMBED) -> list[int]:
+    """Indexes of the units worth embedding, at most `limit`: the new request, the newest tool calls,
     the last sentences of the new agent text, and a few earlier tool calls of the turn (evidence)."""
     new_user = [i for i, u in enumerate(units) if u.new and u.role == "user" and u.prose]
     new_tools = [i for i, u in enumerate(units) if u.new and u.role == "tool"]
     new_prose = [i for i, u in enumerate(units) if u.new and u.role == "assistant" and u.prose]
     old_tools = [i for i, u in enumerate(units) if not u.new and u.role == "tool"]
     chosen = new_user[:MAX_USER] + new_tools[-MAX_TOOLS:] + old_tools[-MAX_CONTEXT_TOOLS:]
-    room = max(0, MAX_EMBED - len(chosen))
+    room = max(0, limit - len(chosen))
     chosen += new_prose[-room:] if room else []
-    return sorted(set(chosen))[:MAX_EMBED]
+    return sorted(set(chosen))[:limit]
+
+
+def embed_limit(weights: dict[str, Any] | None) -> int:
+    """How many units a review embeds for this scorer (`choose`)."""
+    return MAX_EMBED_SIGNALS if weights is not None and reads_signals(weights) else MAX_EMBED
 
 
 def embed_text(unit: Unit) -> str:

@@ -410,7 +410,7 @@ def review(
         {r for r, _ in pairs if any(rules[r].candidate(units[u]) for rr, u in pairs if rr == r)}
     )
     weights = judge.weights_for(getattr(embed, "model_id", "")) if embed is not None else None
-    semantic = judge.choose(units) if weights is not None and every else []
+    semantic = judge.choose(units, judge.embed_limit(weights)) if weights is not None and every else []
     agent_new = any(u.new and u.role != "user" for u in units)
     if embed is None or not (wanted_rules or (semantic and agent_new)):
         return _ordered(found)

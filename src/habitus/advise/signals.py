@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from habitus.advise.local import Unit
     from habitus.habits.store import ActiveHabit
 
-MAX_PASSAGES = 6  # the agent's last sentences embedded as passages
+MAX_PASSAGES = 4  # the agent's last sentences embedded as passages
 WHOLE_CHARS = 600  # of the new agent text, embedded as one passage
 MAX_PROMPT_CHARS = 1_000  # of the request judged as select judges a prompt
 MAX_ACTIONS = 12  # distinct actions in words of the new tool calls
@@ -195,10 +195,8 @@ def gather(
     described = action_texts(units)
     prose = [i for i, u in enumerate(chosen) if u.role == "assistant" and u.prose][-MAX_PASSAGES:]
     whole = whole_text(units)
-    passage_texts = [embed_text(chosen[i]) for i in prose] + ([whole] if whole else [])
-    passage_texts += described
-    embedded = embed_passages(embedder, passage_texts)
-    acted = embedder.embed(described) if described else np.zeros((0, dims), np.float32)
+    embedded = embed_passages(embedder, [embed_text(chosen[i]) for i in prose] + ([whole] if whole else []))
+    acted, acted_passage = action_vectors(embedder, described, dims)
     passages = np.zeros((len(chosen), dims), dtype=np.float32)
     for row, i in enumerate(prose):
         passages[i] = embedded[row]
@@ -211,7 +209,7 @@ def gather(
         rivals=rivals,
         actions=acted,
         actions_adapted=adapter.adapt(acted, fitted) if len(acted) else acted,
-        actions_passage=embedded[len(prose) + bool(whole) :],
+        actions_passage=acted_passage,
         passages=passages,
         whole=embedded[len(prose)] if whole else None,
         shares=np.array([word_share(rule, units) for rule in rules], dtype=np.float64),
@@ -239,6 +237,28 @@ def word_share(rule: Any, units: list[Unit]) -> float:
         return MISSING
     agent = [u for u in units if u.role != "user"]
     return sum(any(has_word(u, w) for u in agent) for w in rule.positive) / len(rule.positive)
+
+
+_ACTIONS: dict[tuple[str, bool, str], Any] = {}  # (model id, as a passage, action) -> vector
+
+
+def action_vectors(embedder: Any, described: list[str], dims: int) -> tuple[np.ndarray, np.ndarray]:
+    """The actions' vectors as queries and as passages. The actions are a short fixed list
+    (habitus.advise.actions), so their vectors are remembered for the process (a warm worker embeds
+    each once)."""
+    import numpy as np
+
+    if not described:
+        empty = np.zeros((0, dims), np.float32)
+        return empty, empty
+    for passage in (False, True):
+        todo = [d for d in described if (embedder.model_id, passage, d) not in _ACTIONS]
+        if todo:
+            found = embed_passages(embedder, todo) if passage else embedder.embed(todo)
+            _ACTIONS.update({(embedder.model_id, passage, d): v for d, v in zip(todo, found, strict=True)})
+    return tuple(  # type: ignore[return-value]
+        np.stack([_ACTIONS[(embedder.model_id, passage, d)] for d in described]) for passage in (False, True)
+    )
 
 
 def embed_passages(embedder: Any, texts: list[str]) -> np.ndarray:
