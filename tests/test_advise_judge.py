@@ -14,7 +14,11 @@ from habitus.advise.slice import Entry, Slice
 
 # Dev figures the semantic judge must keep, in-sample (it is trained on every dev set; its honest dev
 # figures come from habit-grouped cross-validation, scripts/cv_advise.py): lowest recall, most false notes.
-FLOORS = {"train.jsonl": (0.18, 1), "dev_multilingual.jsonl": (0.15, 2)}
+# Since 2026-12-07 its thresholds are chosen on strangers' compliant and quiet turns (at most 4 in 100 with
+# a false note, out of fold), not on these slices: train.jsonl's compliant turns, short and in eight
+# languages, get 3 false notes in 85 slices (t001 raises h04 for a version bumped and called ready,
+# t059 h25 for a folder deleted as asked in Portuguese, t063 h27 for a branch named well in Chinese).
+FLOORS = {"train.jsonl": (0.3, 3), "dev_multilingual.jsonl": (0.3, 1)}
 
 
 def _eval(name: str) -> dict:
@@ -56,8 +60,7 @@ def _found(cases: list[dict], root: Path) -> set[tuple[str, str]]:
 
 def test_the_judge_finds_what_the_word_rules_miss(state_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """On the multilingual training slices, the semantic judge adds true findings to the word rules'
-    (German, Russian: no condition word in the agent's text), few false ones (t007 bumps the version in
-    Japanese and calls the release ready: h04 is raised, only h03 is labelled)."""
+    (German, Russian: no condition word in the agent's text), few false ones (FLOORS)."""
     from habitus.advise.evaluate import load_cases
 
     cases = load_cases(CASES / "train.jsonl")
@@ -66,7 +69,7 @@ def test_the_judge_finds_what_the_word_rules_miss(state_root: Path, monkeypatch:
     monkeypatch.setattr(judge, "weights_for", lambda _model: None)
     words_only = _found(cases, state_root)
     added = both - words_only
-    assert len(added & expected) >= 4 * len(added - expected), sorted(added - expected)
+    assert len(added & expected) >= 3 * len(added - expected), sorted(added - expected)
     assert {case for case, _ in added} & {c["id"] for c in cases if c.get("lang") != "en"}
 
 

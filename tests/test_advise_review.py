@@ -299,8 +299,8 @@ def test_the_hook_path_stays_light(state_root: Path) -> None:
 def test_a_second_review_reads_the_habit_vectors_it_cached(
     state_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """advise judges with MiniLM while select's vectors are the default model's: the first review embeds
-    the habits and caches them under MiniLM's id, so a later process never embeds them again."""
+    """advise judges with the configured model, as select does: the habits' vectors are cached under that
+    model's id once (one model, not a second one for advise), so a later review never embeds them again."""
     from habitus.embed import engine
 
     enable(state_root)
@@ -318,7 +318,7 @@ def test_a_second_review_reads_the_habit_vectors_it_cached(
     conn = sqlite3.connect(state_root / "ledger.sqlite")
     models = {row[0].partition("@")[0] for row in conn.execute("SELECT model_id FROM habit_vectors")}
     conn.close()
-    assert "minilm" in models
+    assert models == {"default"}
     embedded.clear()
     assert review(pair(CLAIM, session="s2"))["note"] is not None  # still judged, from the cache
     assert not any(RELEASE["condition"].removeprefix("When ") in text for text in embedded)

@@ -103,30 +103,47 @@ class Report:
         }
 
 
+class CatalogEmbedding:
+    """An `embed` for habitus.advise.local.review over a catalog without a ledger (evaluation, training):
+    the habits' condition and behaviour vectors computed once, select's judgement of the request read
+    against the conditions alone (no exemplars), as `habitus eval select` reads them."""
+
+    def __init__(self, embedder: Any, habits: list[Any]) -> None:
+        from habitus.habits.vectors import field_input
+
+        self.embedder = embedder
+        self.model_id = embedder.model_id
+        vectors = embedder.embed(
+            [field_input(f, getattr(h, f)) for h in habits for f in ("condition", "behavior")]
+        )
+        self.conditions, self.behaviors = vectors[0::2], vectors[1::2]
+        self.row = {h.id: i for i, h in enumerate(habits)}
+
+    def habit_vectors(self, habits: list[Any]) -> tuple[Any, Any]:
+        rows = [self.row[h.id] for h in habits]
+        return self.conditions[rows], self.behaviors[rows]
+
+    def __call__(self, chosen: list[Any], units: list[Any]) -> tuple[Any, Any, Any]:
+        from habitus.advise.judge import embed_text
+
+        conditions, behaviors = self.habit_vectors(chosen)
+        return conditions, behaviors, self.embedder.embed([embed_text(u) for u in units])
+
+    def signals(self, habits: list[Any], units: list[Any], chosen: list[Any], vectors: Any, turn: Any) -> Any:
+        from habitus.advise import signals
+
+        conditions, _ = self.habit_vectors(habits)
+        return signals.gather(self.embedder, habits, conditions, None, units, chosen, vectors, turn)
+
+
 def evaluate(root: Any, habits: list[Any], cases: list[dict[str, Any]]) -> Report:
     from habitus.advise import local
-    from habitus.advise.judge import embed_text
     from habitus.advise.slice import Entry, Slice
     from habitus.habits.law import parse
-    from habitus.habits.vectors import field_input
     from habitus.models.embedders import load_embedder
 
     embedder = load_embedder(root, calibrated=local.CALIBRATED)
-    vectors = embedder.embed(
-        [field_input(f, getattr(h, f)) for h in habits for f in ("condition", "behavior")]
-    )
-    by_id = {h.id: i for i, h in enumerate(habits)}
-
-    class Embed:
-        model_id = embedder.model_id
-
-        def __call__(self, chosen: list[Any], units: list[Any]) -> tuple[Any, Any, Any]:
-            rows = [by_id[h.id] for h in chosen]
-            conditions = vectors[[2 * r for r in rows]]
-            behaviors = vectors[[2 * r + 1 for r in rows]]
-            return conditions, behaviors, embedder.embed([embed_text(u) for u in units])
-
-    embed = Embed()
+    embed = CatalogEmbedding(embedder, habits)
     law = parse(None)
     report = Report()
     for case in cases:

