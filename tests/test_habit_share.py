@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import Run, run, run_process
@@ -507,6 +507,7 @@ _TEXT = st.text(
 
 
 @given(condition=_TEXT, behavior=_TEXT, polarity=st.sampled_from([1, -1]), joined=st.booleans())
+@example(condition="0 ->", behavior="-> 0", polarity=1, joined=False)  # cuts that share a space
 @settings(max_examples=60, deadline=None)
 def test_any_valid_wording_round_trips_through_the_block(
     condition: str, behavior: str, polarity: int, joined: bool

@@ -189,7 +189,8 @@ def _entry(number: int, item: str) -> SharedHabit | Rejection:
     if exported is not None and not _HEX.match(exported):
         return Rejection(number, "malformed", f"line {number}: checksum must be 12 to 64 hex digits")
     item = item.strip()
-    cuts = [m.start() for m in re.finditer(re.escape(SEPARATOR), item)]
+    # Overlapping matches too: in "0 -> -> -> 0" the right cut shares its space with the one before it.
+    cuts = [m.start() for m in re.finditer(f"(?={re.escape(SEPARATOR)})", item)]
     if not cuts:
         return Rejection(number, "malformed", f'line {number}: expected "CONDITION -> BEHAVIOR"')
     splits = [(item[:cut].strip(), item[cut + len(SEPARATOR) :].strip()) for cut in cuts]
