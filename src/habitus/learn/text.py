@@ -39,10 +39,9 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+import habitus.lang.words
 from habitus.lang import pasted
-from habitus.lang.words import DETERMINERS, ENGLISH_STOP_WORDS, word_set
-from habitus.lang.words import stem as _lang_stem
-from habitus.lang.words import words as _lang_words
+from habitus.lang.words import DETERMINERS, ENGLISH_STOP_WORDS, stem, word_set
 from habitus.learn import foreign, replacement
 
 MAX_DIRECTIVE_CHARS = 300
@@ -286,7 +285,7 @@ def words(text: str) -> list[str]:
 
 @lru_cache(maxsize=16_384)  # the reader asks for the words of the same clause many times
 def _words(text: str) -> tuple[str, ...]:
-    return tuple(_lang_words(text))
+    return tuple(habitus.lang.words.words(text))
 
 
 def content_words(text: str) -> list[str]:
@@ -660,8 +659,8 @@ def _absent(stripped: str, markers: set[str], before: str) -> str | None:
     thing = re.split(r"[,;:]| in | for | on ", thing, maxsplit=1)[0].strip()
     if not thing or not before:
         return None
-    said = {_stem(w) for w in content_words(before)}
-    if any(_stem(w) in said for w in content_words(thing)):
+    said = {stem(w) for w in content_words(before)}
+    if any(stem(w) in said for w in content_words(thing)):
         return None
     return thing
 
@@ -678,8 +677,8 @@ def _undoes(stripped: str, before: str) -> bool:
     if not found or not before:
         return False
     thing = re.split(r"[,;:.]", found[1], maxsplit=1)[0]
-    said = {_stem(w) for w in content_words(before)}
-    return any(_stem(w) in said for w in content_words(thing))
+    said = {stem(w) for w in content_words(before)}
+    return any(stem(w) in said for w in content_words(thing))
 
 
 def preference(text: str) -> str:
@@ -711,13 +710,8 @@ def _again_unwanted(stripped: str, markers: set[str], before: str) -> bool:
     found = words(stripped)
     if not found or found[0] in SUBJECTS or _MODAL.search(stripped) or len(content_words(stripped)) > 6:
         return False
-    said = {_stem(w) for w in content_words(before)}
-    return any(_stem(w) in said for w in content_words(stripped))
-
-
-def _stem(word: str) -> str:
-    """The shared Snowball stem: "summaries"/"summary", "wrapped"/"wraps", "typed"/"type" meet."""
-    return _lang_stem(word)
+    said = {stem(w) for w in content_words(before)}
+    return any(stem(w) in said for w in content_words(stripped))
 
 
 # A forwarded review finding ("The comment on line 779 states ... However, this is not accurate.
@@ -1039,8 +1033,8 @@ def _against(text: str, before: str) -> bool:
     negated = _NEGATED_TAIL.search(text)
     if not negated or not before:
         return False
-    said = {_stem(w) for w in content_words(before)} | set(before.lower().split())
-    return any(_stem(w) in said or w in said for w in content_words(negated[1]))
+    said = {stem(w) for w in content_words(before)} | set(before.lower().split())
+    return any(stem(w) in said or w in said for w in content_words(negated[1]))
 
 
 _OBLIGED = re.compile(
@@ -1070,8 +1064,8 @@ def _reacts(text: str, before: str) -> bool:
     """A request that states a rule ("... before editing it") or names what the agent just did."""
     if _RULE_WORDS.search(text):
         return True
-    said = {_stem(w) for w in content_words(before)}
-    return any(_stem(w) in said for w in content_words(text) if _verb(w) is None)
+    said = {stem(w) for w in content_words(before)}
+    return any(stem(w) in said for w in content_words(text) if _verb(w) is None)
 
 
 # A rule's scope that makes it standing rather than part of one task. "everywhere" and "across the
