@@ -312,7 +312,7 @@ def sentences(text: str) -> list[str]:
         # ... but a request of its own ("and label the axes, always") stands alone.
         alone = len(content_words(stripped)) == 2 and (
             _ALWAYS.search(stripped) is not None
-            or (_verb(words(stripped)[0]) is not None and not _NO_THING.match(stripped))
+            or (known_verb(words(stripped)[0]) is not None and not _NO_THING.match(stripped))
         )
         short = len(content_words(stripped)) <= 2 and not _FACT_START.match(part) and not alone
         if out and short and not _QUESTION.search(out[-1]):  # a question stays a question
@@ -365,8 +365,9 @@ def _close(word: str, verb: str) -> bool:
     return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
 
 
-def _verb(word: str, *, typo: bool = False) -> str | None:
-    """The verb `word` is (with `typo`, also a verb one typo away: "reda" -> "read")."""
+def known_verb(word: str, *, typo: bool = False) -> str | None:
+    """The verb of VERBS that `word` is, or None (with `typo`, also a verb one typo away: "reda" ->
+    "read")."""
     word = word.lower()
     if word in VERBS:
         return word
@@ -386,7 +387,7 @@ def _starts_imperative(text: str) -> bool:
         return True
     if first in ("can", "could", "would", "will"):
         return False
-    return _verb(first, typo=True) is not None
+    return known_verb(first, typo=True) is not None
 
 
 def _verb_led(text: str) -> bool:
@@ -396,7 +397,7 @@ def _verb_led(text: str) -> bool:
         found = found[1:]
     elif found[:2] == ["do", "not"]:
         found = found[2:]
-    return bool(found) and _verb(found[0]) is not None
+    return bool(found) and known_verb(found[0]) is not None
 
 
 def _starts_descriptive(text: str) -> bool:
@@ -612,10 +613,10 @@ def _normative(sentence: str) -> tuple[str, bool] | None:
     modal = _MODAL_RULE.match(body)
     if modal and not _starts_imperative(modal["subject"]) and words(modal["subject"])[:1] != ["you"]:
         general = bool(_GENERAL.search(modal["subject"]) or (modal["neg"] or "").lower() == "never")
-        if modal["neg"] and general and _verb(words(modal["rest"])[0] if words(modal["rest"]) else ""):
+        if modal["neg"] and general and known_verb(words(modal["rest"])[0] if words(modal["rest"]) else ""):
             return f"don't let {modal['subject']} {modal['rest']}", False
     ours = _WE_ALWAYS.match(body)
-    if ours and _verb(words(ours["rest"])[0] if words(ours["rest"]) else "", typo=True):
+    if ours and known_verb(words(ours["rest"])[0] if words(ours["rest"]) else "", typo=True):
         how = ours["how"].lower()
         negative = how in ("never", "don't", "dont", "do not")
         return ("don't " if negative else "always " if how == "always" else "") + ours["rest"], True
@@ -1065,7 +1066,7 @@ def _reacts(text: str, before: str) -> bool:
     if _RULE_WORDS.search(text):
         return True
     said = {stem(w) for w in content_words(before)}
-    return any(stem(w) in said for w in content_words(text) if _verb(w) is None)
+    return any(stem(w) in said for w in content_words(text) if known_verb(w) is None)
 
 
 # A rule's scope that makes it standing rather than part of one task. "everywhere" and "across the
