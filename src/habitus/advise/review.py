@@ -153,7 +153,7 @@ def run(
             seen = "\n".join(t.assistant for t in new_turns)
             if source.extra_assistant.strip() not in seen:
                 new_turns.append(Turn(user="", assistant=source.extra_assistant, continued=True))
-        protection = protect.Policy.build(
+        protection = protect.ProtectedPaths.build(
             source.cwd,
             repo=rules.repo,
             user_paths=rules.protected_paths,
