@@ -39,10 +39,9 @@ from typing import TYPE_CHECKING, Any
 from habitus import codec
 from habitus.errors import HabitusError
 from habitus.learn import queue
-from habitus.state import config as configuration
-from habitus.state import ledger as ledger_store
 from habitus.state import locks, observations
 from habitus.state.clock import utc_now
+from habitus.state.config import Config, load
 from habitus.state.faults import fault
 from habitus.state.root import StateRoot
 
@@ -108,7 +107,9 @@ def _consumed_current(root: StateRoot, marks: dict[int, queue.Mark]) -> int | No
 
 def _read_marks(root: StateRoot, wait: float) -> dict[int, queue.Mark]:
     """Watermarks from the ledger, read-only (none when there is no ledger or it predates analyze)."""
-    conn = ledger_store.store(root, wait=wait).open_current()
+    from habitus.state import ledger
+
+    conn = ledger.store(root, wait=wait).open_current()
     if conn is None:
         return {}
     try:
@@ -138,7 +139,7 @@ def run(
     root: StateRoot, *, wait: float, dry_run: bool = False, progress: Progress | None = None
 ) -> dict[str, Any]:
     """Analyse every unread observation (see the module docstring); returns the result object."""
-    config = configuration.load(root)
+    config = load(root)
     model = str(config.get("analyze.model"))
     analyzer = f"model:{model}" if model else "local"
     if dry_run:
@@ -173,7 +174,7 @@ def _analyse(
     root: StateRoot,
     ledger: Ledger,
     pending: list[UnreadRange],
-    config: configuration.Config,
+    config: Config,
     model: str,
     progress: Progress | None,
     *,
@@ -219,7 +220,7 @@ def _generation(
     root: StateRoot,
     ledger: Ledger,
     item: UnreadRange,
-    config: configuration.Config,
+    config: Config,
     model: str,
     lazy: _Embedder,
     outcome: AnalyzeOutcome,
@@ -378,16 +379,16 @@ def _analysis(
     root: StateRoot,
     ledger: Ledger,
     records: list[dict[str, Any]],
-    config: configuration.Config,
+    config: Config,
     model: str,
     lazy: _Embedder,
     span: tuple[int, int, int],
 ) -> Analysis:
     context = habit_context(ledger.conn, lazy.seen)
     if model:
-        from habitus.learn import model as model_analyzer
+        from habitus.learn.model import analyze
 
-        return model_analyzer.analyze(config, model, records, context=context, span=span)
+        return analyze(config, model, records, context=context, span=span)
     from habitus.learn import local
 
     return local.analyze(records, load=lazy.vectors, context=context, pending=queue.pending(ledger.conn))
@@ -463,7 +464,7 @@ def _failed(
 
 
 def _rotate(
-    root: StateRoot, generation: int, config: configuration.Config, wait: float, *, through: int | None = None
+    root: StateRoot, generation: int, config: Config, wait: float, *, through: int | None = None
 ) -> list[int]:
     marks = _read_marks(root, wait)
     mark = marks.get(generation)
@@ -604,8 +605,9 @@ class _Embedder:
 def _memory_ledger(root: StateRoot, wait: float) -> Ledger:
     """A private in-memory copy of the ledger (migrated in memory if needed): writes go nowhere."""
     from habitus.habits.store import Ledger
+    from habitus.state import ledger
 
-    store = ledger_store.store(root, wait=wait)
+    store = ledger.store(root, wait=wait)
     from habitus.state import db
 
     memory = db.connect(":memory:", any_thread=True)
