@@ -27,6 +27,7 @@ from worker_helpers import (
     EVENT,
     FACT,
     HABIT,
+    alive,
     env_for,
     gone,
     hook,
@@ -476,3 +477,72 @@ def test_a_worker_that_takes_the_call_and_hangs_is_given_up_at_the_deadline(stat
     assert [(e["code"], e["command"], e["harness"]) for e in logged] == [
         ("deadline", "select", "claude-code")
     ]
+
+
+def test_a_review_that_cannot_block_runs_after_the_worker_s_answer(state_root: Path, tmp_path: Path) -> None:
+    """At Stop the warm worker answers first and reviews after: a concern is pending a moment later and
+    the next prompt gets it, as without a worker; a force push still blocks the stop in the answer."""
+    from advise_helpers import CLAIM, Transcript
+
+    prepare(state_root)  # its habit: "When about to call a release ready"
+    concern = Transcript(tmp_path / "c.jsonl", session="c-1").prompt("release it").say(CLAIM)
+    pushed = Transcript(tmp_path / "p.jsonl", session="p-1").prompt("rebase on main")
+    pushed.tool("Bash", {"command": "git push --force origin main"}).say("Rebased and pushed.")
+
+    def event(name: str, t: Transcript, **extra: object) -> dict[str, object]:
+        return {"hook_event_name": name, "session_id": t.session, "transcript_path": str(t.path), **extra}
+
+    with stopped_after(state_root):
+        wait_ready(state_root)
+        env = env_for(state_root)
+        stop = hook(["advise"], event("Stop", concern), env)
+        assert stop.returncode == 0 and stop.stdout == b"" and stop.stderr == b""
+        deadline = time.monotonic() + 60
+        while status_of_advise(state_root)["notes"]["pending"] == 0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        later = hook(["advise"], event("UserPromptSubmit", concern, prompt="thanks"), env)
+        assert b"- concern [" in later.stdout, later.stdout
+        blocked = hook(["advise"], event("Stop", pushed, stop_hook_active=False), env)
+        assert json.loads(blocked.stdout)["decision"] == "block"
+    assert status_of_advise(state_root)["reviews"] == 2
+    assert not (state_root / "errors.jsonl").exists()
+
+
+def status_of_advise(root: Path) -> dict[str, object]:
+    done = subprocess.run(
+        [str(BIN / "habitus"), "status"], capture_output=True, env=env_for(root, worker=False), check=True
+    )
+    advise: dict[str, object] = json.loads(done.stdout)["advise"]
+    return advise
+
+
+def test_the_worker_answers_a_stop_before_its_review_is_done(state_root: Path, tmp_path: Path) -> None:
+    """The review is held at its commit (a test fault) inside the worker: the Stop hook has its answer
+    anyway, long before the budget, and the held process is the worker's, not the hook's."""
+    from advise_helpers import CLAIM, Transcript
+
+    prepare(state_root)
+    run(["config", "set", "hooks.budget_ms", "120000"])  # the hook cannot be let go by its deadline
+    concern = Transcript(tmp_path / "c.jsonl", session="c-1").prompt("release it").say(CLAIM)
+    ready = tmp_path / "held.pid"
+    event = {"hook_event_name": "Stop", "session_id": "c-1", "transcript_path": str(concern.path)}
+    with stopped_after(state_root):
+        wait_ready(state_root)
+        env = {**env_for(state_root), "HABITUS_TEST_FAULT": "advise_commit:pause"}
+        env["HABITUS_TEST_FAULT_READY"] = str(ready)
+        client = subprocess.Popen(
+            [str(BIN / "habitus"), "advise", "--harness", "claude-code"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+        out, err = client.communicate(json.dumps(event).encode(), timeout=30)
+        assert (client.returncode, out, err) == (0, b"", b"")
+        deadline = time.monotonic() + 30
+        while not ready.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        held = int(ready.read_text())
+        assert held != client.pid and alive(held)  # the review waits in the worker, after the answer
+        os.kill(held, signal.SIGKILL)
+        assert gone(held)

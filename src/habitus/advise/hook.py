@@ -4,7 +4,7 @@ Delivery, per harness (the channels each publishes; see habitus.harness.events a
 
 | event                                   | does                                                           |
 |-----------------------------------------|----------------------------------------------------------------|
-| Stop / SubagentStop (Claude Code, Codex), AfterAgent (Gemini), a generic pair | review; a blocker blocks the stop once (`decision: block`, Gemini `deny`) unless `stop_hook_active`, `advise.block = false`, or the previous review of the session blocked for the same finding; any other accepted note waits for the next prompt |
+| Stop / SubagentStop (Claude Code, Codex), AfterAgent (Gemini), a generic pair | review; a blocker blocks the stop once (`decision: block`, Gemini `deny`) unless `stop_hook_active`, `advise.block = false`, or the previous review of the session blocked for the same finding; any other accepted note waits for the next prompt (so in the warm worker such a review runs after the answer) |
 | PostToolUse (Claude Code), AfterTool (Gemini) | review; an accepted note goes back at once as `additionalContext` |
 | agent_end, tool_execution_end (Pi)      | review; the note waits for the next prompt (Pi has no blocking channel) |
 | UserPromptSubmit, BeforeAgent, before_agent_start, a generic prompt | deliver the session's waiting notes (at most 3) as context, then mark them delivered so they never repeat |
@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from habitus.harness import HookEvent
+from habitus.harness import HookEvent, later
 from habitus.harness.reply import block_output, can_add_context, can_block, context_output, with_notice
 
 if TYPE_CHECKING:
@@ -125,7 +125,9 @@ def handle(harness: str, event: HookEvent, root: StateRoot, *, wait: float) -> d
             return "block" if candidate.severity == "blocker" and can_block(harness, event) else None
         return "context" if can_add_context(harness, event) else None
 
-    outcome = review.run(root, source, wait=wait, route=route)
+    # In the warm worker a review that cannot block runs after the answer (habitus.harness.later).
+    defer = later.add if event.kind in ("stop", "subagent_stop") and later.queueing() else None
+    outcome = review.run(root, source, wait=wait, route=route, defer=defer)
     reply = None
     note = outcome.note
     if note is not None and outcome.channel == "block":

@@ -94,6 +94,14 @@ def pause_message(row: dict[str, Any]) -> str:
     )
 
 
+def _blocks(s: Any, law: Any, route: Callable[[Candidate], str | None]) -> bool:
+    """Whether the law's findings in the new work hold one the hook would block on (word rules only:
+    no model is loaded)."""
+    from habitus.advise import local
+
+    return any(route(c) == "block" for c in local.review(s, [], law))
+
+
 def _elapsed_s(stamp: str | None) -> float | None:
     if not stamp:
         return None
@@ -112,7 +120,12 @@ def run(
     *,
     wait: float,
     route: Callable[[Candidate], str | None],
+    defer: Callable[[Callable[[], Outcome]], None] | None = None,
 ) -> Outcome:
+    """Review the session's new work. With `defer` (a hook answered by the warm worker), a review whose
+    reply cannot block (no model reviewer, no blocker of the law routed to "block" in the new work) is
+    handed to `defer` whole, to run after the answer is out: its note waits for the next prompt in
+    either case, and the judge's embeddings are most of a turn's end (outcome reason "deferred")."""
     from habitus.advise import local, mutes, policy, protect, slice
     from habitus.habits.store import Ledger
     from habitus.state import config
@@ -182,6 +195,10 @@ def run(
             from habitus.habits.scope import repo_of
 
             law = load_law(root)
+            if defer is not None and not rules.model and not _blocks(s, law, route):
+                defer(lambda: run(root, source, wait=wait, route=route))
+                outcome.reason = "deferred"
+                return outcome
             habits = active_habits(conn, law, repo=repo_of(source.cwd))
             candidates.extend(local.review(s, habits, law, embed=local.Embedding(root, ledger)))
             outcome.reviewers["local"] = {"status": "ok", "habits": len(habits)}

@@ -31,7 +31,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from habitus import hookmode
 from habitus.worker import (
@@ -45,6 +45,9 @@ from habitus.worker import (
     load_header,
     sizes,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 LOCK_RETRY_S = 2.0  # a worker that is leaving (after a mismatch) gives its lock up within this
 POLL_S = 2.0  # how often an idle worker checks that its root and socket are still its own
@@ -312,9 +315,11 @@ class Worker:
             reply({"status": "bad_request"})
             return True
         reply({"status": "accepted"})  # the client now waits for the answer, not for a turn
+        from habitus.harness import later
         from habitus.select import log
 
         log.defer()  # the selection-log row is written after the answer is out
+        later.open_queue()  # and so is a review that cannot change the answer
         try:
             code, out = run_command(request, body)
             self.board.touch(self.slot, served=True)
@@ -323,6 +328,7 @@ class Worker:
                 reply({"status": "done", "exit": code}, out)
         finally:
             log.flush()
+            run_later(request, later.take())
         return True
 
     def ours(self, request: dict[str, Any]) -> bool:
@@ -407,6 +413,43 @@ def run_command(request: dict[str, Any], stdin: bytes) -> tuple[int, bytes]:
         with contextlib.suppress(OSError):
             os.chdir("/")
     return code, result
+
+
+def run_later(request: dict[str, Any], work: list[Callable[[], object]]) -> None:
+    """Run work a hook call queued for after its answer, in the call's cwd and environment, under a
+    fresh hooks.budget_ms; a failure goes to errors.jsonl under the call's names. Never raises."""
+    if not work:
+        return
+    argv: list[str] = request["argv"]
+    saved_env = dict(os.environ)
+    call = hookmode.hook_call(argv)
+    root = hookmode.argv_value(argv, "--root")
+    try:
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        from habitus.state.root import resolve
+
+        settings = hookmode.read_settings(resolve(root))
+        hookmode.arm(
+            time.monotonic() + settings.budget_ms / 1000,
+            settings,
+            command=call[0] if call else "habitus",
+            harness=call[1] if call else None,
+            root=root,
+            clock=True,
+            hard=False,
+        )
+        for job in work:
+            job()
+    except Exception as exc:  # the answer is out: all that is left is to say why in errors.jsonl
+        hookmode.log(exc)
+    finally:
+        hookmode.disarm()
+        os.environ.clear()
+        os.environ.update(saved_env)
+        with contextlib.suppress(OSError):
+            os.chdir("/")
 
 
 def _exactly(conn: socket.socket, size: int) -> bytes:
