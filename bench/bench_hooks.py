@@ -9,6 +9,10 @@
   event), and interleaved with it the layout before (one process per command, the hooks of one event
   in parallel); warm, and cold (no worker running: the first turn, which also starts the worker);
 - the ratios cold/warm in the notes. The lead re-measures on an idle machine.
+
+Each call appends its turn's exchange to the session transcript first, so that every Stop captures and
+reviews new work, one answer in four a release claim the judge reads (until 2026-12-07 the transcript
+was written once, so every Stop after the first had nothing new and its review cost nothing).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 from harness import HABITUS, REPO, Row, median_ms, temp_root
@@ -64,7 +69,32 @@ def _seed(root: Path) -> Path:
     return transcript
 
 
+ANSWERS = [
+    "Committed with a message naming the change.",
+    "Deleted tmp/ and the old build artifacts; the tree is clean.",
+    "A mutex has one owner; a semaphore counts permits. Nothing changed in the repo.",
+    "Bumped to 0.6.0 and updated the changelog. The release is ready to publish.",
+]
+
+
 def _events(transcript: Path, n: int) -> dict[str, dict[str, object]]:
+    """The events of turn n; its exchange is appended to the transcript first, so that each Stop has
+    new work to capture and review, as in a real session."""
+    lines = [
+        {"type": "user", "sessionId": "b", "message": {"role": "user", "content": PROMPTS[n % len(PROMPTS)]}},
+        {
+            "type": "assistant",
+            "sessionId": "b",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "text", "text": ANSWERS[n % len(ANSWERS)]}],
+                "stop_reason": "end_turn",
+            },
+        },
+    ]
+    with transcript.open("a") as handle:
+        for line in lines:
+            handle.write(json.dumps({**line, "uuid": uuid.uuid4().hex}) + "\n")
     base = {"session_id": "b", "transcript_path": str(transcript), "cwd": str(transcript.parent)}
     return {
         "SessionStart": {**base, "hook_event_name": "SessionStart", "source": "startup"},
