@@ -91,8 +91,8 @@ def test_fusion_puts_a_text_and_meaning_match_first(state_root: Path) -> None:
     top = result["items"][0]
     assert top["id"] == ids["Deploy to production only on Tuesdays after the standup"]
     assert top["bm25"] > 0 and top["similarity"] is not None
-    weights = fusion.BM25_WEIGHT + sum(role.weight for role in ROLES)
-    assert top["score"] == pytest.approx(weights / (fusion.RRF_K + 1), abs=1e-6)  # first in every list
+    # First among the text matches, and it stands out by meaning too (a positive mean z-score).
+    assert top["score"] > fusion.BM25_WEIGHT / (fusion.RRF_K + 1)
     meaning = [i for i in result["items"] if i["bm25"] is None]
     assert meaning and all(i["score"] < top["score"] for i in meaning)  # found by meaning alone
     assert [i["score"] for i in result["items"]] == sorted(
