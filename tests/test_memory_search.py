@@ -159,6 +159,15 @@ def test_prepare_quotes_only_what_fts5_cannot_parse() -> None:
     assert search.prepare("寿司") == '" 寿  司 "'
     assert search.is_syntax("a AND b") and search.is_syntax('"a b"') and search.is_syntax("re*")
     assert not search.is_syntax("cats and dogs or birds not fish") and not search.is_syntax("c++ v1.2")
+    assert not search.is_syntax('deploy failed:\nERROR "build 14" already uploaded\nwhat do I bump?')
+
+
+def test_a_pasted_error_with_quotes_is_searched_as_words() -> None:
+    """Several lines are pasted text: as FTS5 syntax its quoted message would have to occur verbatim."""
+    bump = retain("Bump the build number in app.json before every App Store upload")["id"]
+    pasted = 'upload failed:\nERROR ITMS-90189: "Redundant Binary Upload. Build 14 already exists"\nwhat now?'
+    result = find(pasted).result
+    assert ids(result) == [bump] and result["mode"] == "fts"
 
 
 def test_plain_words_are_or_ed_stemmed_and_forgiving() -> None:

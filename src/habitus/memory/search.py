@@ -15,7 +15,8 @@ punctuation (`node-22`, `v1.2`) also counts as its phrase.
 
 A query that uses FTS5 syntax (upper-case AND, OR, NOT; "phrases"; prefix*; NEAR(...); parentheses)
 runs as that syntax (`prepare`): each bare word that FTS5 could not parse as one (`node-22`, `c++`,
-`it's`) becomes a quoted phrase. When FTS5 still cannot parse it (`foo AND`, `(bar`), it falls back to
+`it's`) becomes a quoted phrase. A query of several lines is pasted text, searched as plain words
+whatever it holds. When FTS5 still cannot parse it (`foo AND`, `(bar`), it falls back to
 the literal search: its words, as above. Neither path ever raises.
 """
 
@@ -115,7 +116,11 @@ MAX_FIXES = 2  # closest spellings tried per unknown word
 
 
 def is_syntax(query: str) -> bool:
-    """Whether the query uses FTS5 syntax (see the module doc) rather than plain words."""
+    """Whether the query uses FTS5 syntax (see the module doc) rather than plain words. A query of more
+    than one line is pasted text (an error message with its quotes, a log), never syntax: as syntax
+    its quoted parts would have to occur verbatim, and a pasted error never does."""
+    if "\n" in query.strip():
+        return False
     return bool(_SYNTAX_CHARS.search(query)) or any(chunk in _SYNTAX_WORDS for chunk in query.split())
 
 
