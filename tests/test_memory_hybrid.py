@@ -123,6 +123,19 @@ def test_weak_text_matches_do_not_outvote_the_vectors(state_root: Path) -> None:
     assert all(i["score"] < top["score"] for i in weak)
 
 
+def test_one_record_or_none_left_by_the_filters_ranks_without_warnings(state_root: Path) -> None:
+    """z-scores of one record (no spread) or of no record (nothing to average) are defined: no NaN,
+    no numpy warning on stderr."""
+    import warnings
+
+    only = retain("The database is PostgreSQL 16 on a managed host", "--kind", "fact")["id"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = hybrid("which sql engine")
+        assert [i["id"] for i in result["items"]] == [only] and result["items"][0]["score"] == 0.0
+        assert hybrid("which sql engine", "--kind", "decision")["items"] == []
+
+
 def test_vectors_are_computed_lazily_once(state_root: Path) -> None:
     fill()
     result = hybrid("database")

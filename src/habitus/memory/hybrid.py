@@ -277,15 +277,15 @@ class Similar:
     """One model's cosines of the query with every filtered record, as z-scores: how far a record stands
     out from the rest of the store for this query, in the store's own spread. Raw cosines are not
     comparable across models (E5 scores unrelated texts 0.70-0.78, MiniLM 0-0.15), and ranks throw away
-    how far the first record stands out; z-scores keep both."""
+    how far the first record stands out; z-scores make them comparable and keep the margin."""
 
     def __init__(self, seqs: list[int], scores: np.ndarray, role: Role) -> None:
         self.index = {seq: i for i, seq in enumerate(seqs)}
         self.scores = scores
         self.floor = role.floor
         self.english_only = role.english_only
-        spread = float(scores.std())
-        self.z = (scores - float(scores.mean())) / (spread if spread > 1e-6 else 1.0)
+        spread = float(scores.std()) if len(scores) else 0.0  # no rows: numpy would warn of an empty mean
+        self.z = (scores - float(scores.mean())) / spread if spread > 1e-6 else scores * 0.0
         self.candidates: list[int] = []
 
     def cosine(self, seq: int) -> float | None:
