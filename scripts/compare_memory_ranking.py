@@ -6,8 +6,9 @@ Each set is retained into a fresh temporary store (the retain path), the BM25 ca
 come from the real search code (habitus.memory.query), and the vector side is computed here for each
 model variant: `minilm` (all-MiniLM-L6-v2), `e5q` (multilingual-e5-small, "query: " on both sides) and
 `e5qp` ("query: " for the query, "passage: " for the memory, as the E5 authors advise for retrieval).
-The lists are then fused offline by weighted reciprocal rank, so that one embedding pass serves every
-setting. Dev sets only (tests/fixtures/memory/); never point this at a blind set.
+The lists are then fused offline (by weighted reciprocal rank, or as memory does now by the models'
+mean z-score plus the strong text matches' reciprocal rank, see habitus.memory.hybrid), so that one
+embedding pass serves every setting. Dev sets only (tests/fixtures/memory/); never point this at a blind set.
 """
 
 from __future__ import annotations
@@ -103,6 +104,28 @@ def fuse(lists, weights, rrf_k, caps):
     return sorted(fused, key=lambda m: -fused[m])
 
 
+def zfused(queries, strong, vec, ids, english, qlang, bm25_weight=2.5, rrf_k=5):
+    """memory's fusion: the mean z-score of E5 and MiniLM's cosines (MiniLM judges English queries and
+    records only) plus bm25_weight / (rrf_k + rank) among the strong text matches."""
+    import numpy as np
+
+    e5_docs, e5_q = vec["e5qp"]
+    mini_docs, mini_q = vec["minilm"]
+    eng = np.array([english[m] for m in ids])
+    out = {}
+    for case in queries:
+        cos = e5_docs @ e5_q[case.id]
+        e5z = (cos - cos.mean()) / (cos.std() or 1.0)
+        total = e5z.copy()
+        if qlang[case.id]:
+            cos = mini_docs @ mini_q[case.id]
+            total = np.where(eng, (e5z + (cos - cos.mean()) / (cos.std() or 1.0)) / 2, e5z)
+        for rank, mid in enumerate(strong[case.id], 1):
+            total[ids.index(mid)] += bm25_weight / (rrf_k + rank)
+        out[case.id] = [ids[i] for i in np.argsort(-total, kind="stable")]
+    return out
+
+
 def score(queries, ranked):
     tally = defaultdict(lambda: [0, 0, 0.0])
     for case in queries:
@@ -120,7 +143,7 @@ def score(queries, ranked):
 def line(label, tally, keys):
     cells = [f"{tally[k][1] / max(1, tally[k][0]):.3f}" if k in tally else "  -  " for k in keys]
     return (
-        f"{label:<44} "
+        f"{label:<48} "
         + " ".join(f"{c:>7}" for c in cells)
         + f"  mrr {tally['all'][2] / tally['all'][0]:.3f}"
     )
@@ -153,7 +176,7 @@ def main() -> None:
         cats = sorted({q.category for q in queries})
         keys = ["all", *[f"c:{c}" for c in cats], "l:en", "l:non-en"]
         print(f"\n== {set_name}: {len(memories)} memories, {len(queries)} queries")
-        print(f"{'':<44} " + " ".join(f"{k.split(':')[-1][:7]:>7}" for k in keys))
+        print(f"{'':<48} " + " ".join(f"{k.split(':')[-1][:7]:>7}" for k in keys))
         print(line("bm25 alone", score(queries, bm), keys))
         vec = {}
         for variant in ("minilm", "e5q", "e5qp"):
@@ -184,10 +207,16 @@ def main() -> None:
                 [(strong(0.7), 1), (lists["e5qp"], 2), (lists["minilm"], 1)],
                 5,
             ),
-            ("chosen: same, minilm English only", [(strong(0.7), 1), (lists["e5qp"], 2), (gated, 1)], 5),
+            (
+                "same, minilm English only (until 2026-12-07)",
+                [(strong(0.7), 1), (lists["e5qp"], 2), (gated, 1)],
+                5,
+            ),
         ]
         for label, parts, rrf_k in rows:
             print(line(label, score(queries, fused(parts, rrf_k)), keys))
+        chosen = zfused(queries, strong(0.7), vec, ids, eng, qlang)
+        print(line("chosen: mean z of e5qp and minilm + strong bm25", score(queries, chosen), keys))
         if args.grid:
             for share, rrf_k, we, wm in itertools.product(
                 (0.0, 0.5, 0.7, 0.8), (1, 5, 20, 60), (1, 2, 3), (0.5, 1)

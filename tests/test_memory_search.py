@@ -129,7 +129,8 @@ def test_hyphenated_terms_are_phrases(query: str) -> None:
         ("it's broken", "fts"),
         ("user@localhost", "fts"),
         ("templates AND", "literal"),
-        ("(templates", "literal"),
+        ("(templates OR", "literal"),
+        ("(templates", "fts"),  # a parenthesis groups only around an operator: these are words
         ("OR templates", "literal"),
         ("templates NEAR(", "literal"),
     ],
@@ -159,6 +160,18 @@ def test_prepare_quotes_only_what_fts5_cannot_parse() -> None:
     assert search.prepare("寿司") == '" 寿  司 "'
     assert search.is_syntax("a AND b") and search.is_syntax('"a b"') and search.is_syntax("re*")
     assert not search.is_syntax("cats and dogs or birds not fish") and not search.is_syntax("c++ v1.2")
+    assert not search.is_syntax('deploy failed:\nERROR "build 14" already uploaded\nwhat do I bump?')
+    assert search.is_syntax("(a OR b) c") and search.is_syntax("(NOT a)")
+    assert not search.is_syntax("is the db up (and is it thursday)?")
+    assert not search.is_syntax('may I write `buf = malloc(len);` or `log("x")` in the task?')
+
+
+def test_a_pasted_error_with_quotes_is_searched_as_words() -> None:
+    """Several lines are pasted text: as FTS5 syntax its quoted message would have to occur verbatim."""
+    bump = retain("Bump the build number in app.json before every App Store upload")["id"]
+    pasted = 'upload failed:\nERROR ITMS-90189: "Redundant Binary Upload. Build 14 already exists"\nwhat now?'
+    result = find(pasted).result
+    assert ids(result) == [bump] and result["mode"] == "fts"
 
 
 def test_plain_words_are_or_ed_stemmed_and_forgiving() -> None:

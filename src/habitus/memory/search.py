@@ -13,10 +13,11 @@ A word that occurs in no record is also tried as its closest spellings in the st
 edit for short words, two for long ones: "databse" finds "database"). A chunk that joins words by
 punctuation (`node-22`, `v1.2`) also counts as its phrase.
 
-A query that uses FTS5 syntax (upper-case AND, OR, NOT; "phrases"; prefix*; NEAR(...); parentheses)
-runs as that syntax (`prepare`): each bare word that FTS5 could not parse as one (`node-22`, `c++`,
-`it's`) becomes a quoted phrase. When FTS5 still cannot parse it (`foo AND`, `(bar`), it falls back to
-the literal search: its words, as above. Neither path ever raises.
+A query that uses FTS5 syntax (upper-case AND, OR, NOT, with parentheses to group them; "phrases";
+prefix*; NEAR(...); outside `backticks`) runs as that syntax (`prepare`): each bare word that FTS5
+could not parse as one (`node-22`, `c++`, `it's`) becomes a quoted phrase. A query of several lines
+is pasted text, searched as plain words whatever it holds. When FTS5 still cannot parse it (`foo
+AND`, `(bar OR`), it falls back to the literal search: its words, as above. Neither path ever raises.
 """
 
 from __future__ import annotations
@@ -109,14 +110,25 @@ def is_syntax_error(message: str) -> bool:
 # -- a query as a person types it ------------------------------------------------------------------
 
 _SYNTAX_WORDS = frozenset({"AND", "OR", "NOT"})
-_SYNTAX_CHARS = re.compile(r'["()]|\*(?=\s|$)|(?:^|\s)\^|NEAR\(')
+_SYNTAX_CHARS = re.compile(r'"|\*(?=\s|$)|(?:^|\s)\^|NEAR\(')
+_CODE = re.compile(r"`[^`\n]*`")
 MAX_WORDS = 64  # a pasted paragraph is still one bounded query
 MAX_FIXES = 2  # closest spellings tried per unknown word
 
 
 def is_syntax(query: str) -> bool:
-    """Whether the query uses FTS5 syntax (see the module doc) rather than plain words."""
-    return bool(_SYNTAX_CHARS.search(query)) or any(chunk in _SYNTAX_WORDS for chunk in query.split())
+    """Whether the query uses FTS5 syntax (see the module doc) rather than plain words: an upper-case
+    operator, a "phrase", a prefix* or NEAR(...). A query of more than one line is pasted text (an
+    error message with its quotes, a log), never syntax: as syntax its quoted parts would have to occur
+    verbatim, and a pasted error never does."""
+    if "\n" in query.strip():
+        return False
+    # Code in backticks is quoted text, and parentheses group only around an operator: a person's aside
+    # "(strict mode or something?)" or `malloc(len)` is prose, searched as words and by meaning.
+    prose = _CODE.sub(" ", query)
+    return bool(_SYNTAX_CHARS.search(prose)) or any(
+        chunk.strip("()") in _SYNTAX_WORDS for chunk in prose.split()
+    )
 
 
 def _quoted(token: str) -> str:
