@@ -158,6 +158,16 @@ def test_the_warm_worker_answers_hook_as_the_process_would(state_root: Path) -> 
 # -- Pi: the extension hands a session's later events to the worker over its socket --------------------
 
 
+def test_a_pi_reply_names_the_configured_hook_budget(state_root: Path) -> None:
+    """Pi's extension gives the calls it does not wait for (agent_settled's review) this budget: even an
+    event with nothing to say answers it; other harnesses' replies stay as they were."""
+    assert run(["config", "set", "hooks.budget_ms", "45000"]).exit == 0
+    settled = {"hook_event_name": "agent_settled", "session_id": "p", "messages": []}
+    assert json.loads(in_process(state_root, ["hook"], settled, harness="pi")) == {"budget_ms": 45000}
+    stop = {"hook_event_name": "Stop", "session_id": "p", "stop_hook_active": False}
+    assert in_process(state_root, ["hook"], stop) == b""
+
+
 def _json_call(path: str, header: dict[str, object], body: bytes) -> list[tuple[dict[str, object], bytes]]:
     """Send one request with a JSON header (what Pi's extension writes) and read every reply frame."""
     import socket
@@ -189,6 +199,7 @@ def test_a_json_client_is_served_like_the_python_client(state_root: Path, tmp_pa
     expected = json.loads(in_process(state_root, ["hook"], event, harness="pi"))
     assert HABIT["behavior"] in expected["additionalContext"] and FACT in expected["additionalContext"]
     assert "worker" not in expected  # HABITUS_WORKER=0: the extension is told of no worker
+    assert expected["budget_ms"] == hookmode.DEFAULT_BUDGET_MS  # the deadline of its background calls
     expected["worker"] = {"socket": socket_path(str(state_root)), "code": code_id()}
     with stopped_after(state_root):
         wait_ready(state_root)

@@ -29,9 +29,14 @@
  *   In 0.73, which has no agent_settled, agent_end does that; a retried attempt then arrives without
  *   its prompt and capture stores nothing for it.
  * - session_shutdown: `hook` runs `capture` on the session file, a sweep of anything missed.
- * Every child gets a deadline (CONTEXT_TIMEOUT_MS, or BACKGROUND_TIMEOUT_MS for what is not awaited)
- * and is killed after it: `pi -p` waits for the children an extension started, so a hung habitus must
- * not keep it open. Every error is swallowed: habitus never disturbs the session.
+ * Every call has a deadline. The context calls get CONTEXT_TIMEOUT_MS: the prompt waits for them. The
+ * others (agent_settled, agent_end, session_shutdown) get the whole hook budget (hooks.budget_ms, which
+ * each `habitus hook` reply names as `budget_ms`; its default until one has): a review with a slow model
+ * must not be cut at a shorter deadline than other harnesses give it. Handed to the worker, such a call
+ * is the worker's, under that deadline, and Pi does not wait for it; started as a process, it is
+ * awaited by `pi -p` (which waits for the children an extension started), and killed GRACE_MS after the
+ * budget: habitus ends itself at its budget and logs it, so the kill is only for a habitus that cannot.
+ * Every error is swallowed: habitus never disturbs the session.
  *
  * Pi extension API (docs/extensions.md and dist/core/extensions/types.d.ts of the package):
  * `pi.on("before_agent_start", (event, ctx))` carries `event.prompt` and `event.systemPrompt` and may
@@ -47,7 +52,8 @@ import { connect } from "node:net";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
 const CONTEXT_TIMEOUT_MS = 3000;
-const BACKGROUND_TIMEOUT_MS = Number(process.env.HABITUS_PI_TIMEOUT_MS) || 10000;
+const DEFAULT_BUDGET_MS = 30000; // hooks.budget_ms's default, until a reply names the configured one
+const GRACE_MS = 2000; // past the budget: habitus's own deadline (and its logging) comes first
 const MAX_OUTPUT = 256 * 1024;
 const MAX_TEXT = 16 * 1024;
 const MAX_MESSAGES = 400;
@@ -93,10 +99,13 @@ function base(name: string, ctx: any): any {
 // `habitus hook` answered (`"worker": {"socket", "code"}`). Undefined until then, and again after any
 // doubt: then the next event starts `habitus hook` as a process, which answers it afresh.
 let worker: any = undefined; // { socket: string, code: string }
+let budgetMs = DEFAULT_BUDGET_MS; // hooks.budget_ms, as the last `habitus hook` reply named it
 const TURN_MS = 500; // as the Python client: a worker that has not taken the call by then will not
 const WORKER_OFF = ["0", "off", "false", "no"];
 
 function learn(reply: any): void {
+	const budget = reply && reply.budget_ms;
+	if (typeof budget === "number" && budget > 0) budgetMs = budget;
 	const found = reply && reply.worker;
 	worker =
 		found && typeof found.socket === "string" && typeof found.code === "string"
@@ -231,13 +240,13 @@ function viaProcess(event: any, timeoutMs: number): Promise<any> {
 // the worker does not take it) as a `habitus hook` process. With `wait`, resolve to the context it
 // answers; without, resolve once the worker has taken the event (or at once, a process being started).
 async function habitus(event: any, wait: boolean): Promise<string> {
-	const timeoutMs = wait ? CONTEXT_TIMEOUT_MS : BACKGROUND_TIMEOUT_MS;
-	const served = await viaWorker(event, wait, timeoutMs);
+	const budget = wait ? CONTEXT_TIMEOUT_MS : budgetMs;
+	const served = await viaWorker(event, wait, budget);
 	if (served !== undefined) {
 		if (wait) learn(served);
 		return contextOf(served);
 	}
-	const reply = viaProcess(event, timeoutMs).then((answer: any) => {
+	const reply = viaProcess(event, wait ? budget : budget + GRACE_MS).then((answer: any) => {
 		learn(answer);
 		return contextOf(answer);
 	});

@@ -16,8 +16,10 @@ MAN = {
     "sends), with its hook_event_name.",
     "stdout": "The harness's reply for that event, or nothing: the replies of the commands it ran, merged "
     "(their additionalContext joined by a blank line, in the order they ran; a Stop blocker's "
-    '{"decision","reason"}; systemMessage lines joined). For Pi, while the warm worker is on, also '
-    '"worker": {"socket", "code"}: where the extension may send the session\'s next events itself.',
+    '{"decision","reason"}; systemMessage lines joined). For Pi always an object, with "budget_ms" '
+    "(hooks.budget_ms: the deadline the extension gives the calls it does not wait for) and, while the "
+    'warm worker is on, "worker": {"socket", "code"}: where the extension may send the session\'s next '
+    "events itself.",
     "files": "Whatever the commands it runs read and write (see habitus-select(1), habitus-advise(1), "
     "habitus-capture(1), habitus-memory(1)); failures go to <root>/errors.jsonl.",
 }
@@ -70,14 +72,16 @@ def cli(harness: str, root: str | None, wait: float) -> None:
         replies.append(_reply(out))
     reply = merge(replies)
     if harness == "pi":
-        reply = _with_worker(reply, root)
+        reply = _for_pi(reply, root)
     io.write_reply(reply)
 
 
-def _with_worker(reply: dict[str, Any] | None, root: str | None) -> dict[str, Any] | None:
-    """Pi's reply names the warm worker (its socket and the code it must run) when the worker is on, so
-    that the extension can hand the session's next events to it over the socket itself, without
-    starting a process (habitus.worker's JSON frames); a worker of other code refuses them."""
+def _for_pi(reply: dict[str, Any] | None, root: str | None) -> dict[str, Any]:
+    """Pi's reply names the hook budget, which the extension gives the calls it does not wait for (a
+    review with a slow model needs all of it; a shorter deadline there would cut it), and, when the
+    worker is on, the warm worker (its socket and the code it must run), so that the extension can hand
+    the session's next events to it over the socket itself, without starting a process
+    (habitus.worker's JSON frames); a worker of other code refuses them."""
     import os
 
     from habitus import hookmode
@@ -86,9 +90,11 @@ def _with_worker(reply: dict[str, Any] | None, root: str | None) -> dict[str, An
     from habitus.worker.client import OFF
 
     path = StateRoot.at(root).path
-    if os.environ.get("HABITUS_WORKER", "").lower() in OFF or not hookmode.read_settings(path).worker:
+    settings = hookmode.read_settings(path)
+    reply = {**(reply or {}), "budget_ms": settings.budget_ms}
+    if os.environ.get("HABITUS_WORKER", "").lower() in OFF or not settings.worker:
         return reply
-    return {**(reply or {}), "worker": {"socket": socket_path(str(path)), "code": code_id()}}
+    return {**reply, "worker": {"socket": socket_path(str(path)), "code": code_id()}}
 
 
 def _reply(out: bytes) -> dict[str, Any] | None:
