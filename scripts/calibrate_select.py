@@ -5,12 +5,13 @@
 Training data (all hand-written; none of it a blind set still unmeasured), each cases file judged
 against its own catalog: catalog A's dev sets in tests/fixtures/select/ (cases.jsonl, cases_blind.jsonl
 (named so historically; measured and tuned on, so dev data), train_multilingual.jsonl, dev_paste.jsonl,
-dev_followup.jsonl, outside_dev.jsonl), and every blind select set whose one measurement is recorded in
-docs/quality.md (tests/fixtures/blind/select*, catalogs A, B, D, F and H: eight writers who never saw
-the code). Once measured, a blind set is spent: it is training data from then on, and the next figure
-that counts comes from a set written after it. Fitting on strangers' prompts and five catalogs, not
-on one catalog's dev prompts alone, is what the blind sets of 2026-12-07 asked for (docs/quality.md:
-thresholds fitted on catalog A's dev prompts sat too high for anyone else's).
+dev_followup.jsonl, dev_negation_multilingual.jsonl, outside_dev.jsonl), and every blind select set
+whose one measurement is recorded in docs/quality.md (tests/fixtures/blind/select to select_j, catalogs
+A, B, D, F, H and J: ten writers who never saw the code). Once measured, a blind set is spent: it is
+training data from then on, and the next figure that counts comes from a set written after it. Fitting
+on strangers' prompts and six catalogs, not on one catalog's dev prompts alone, is what the blind sets
+of 2026-12-07 asked for (docs/quality.md: thresholds fitted on catalog A's dev prompts sat too high for
+anyone else's).
 
 1. The live-request classifier: a logistic regression (L2, Newton's method, deterministic) over the
    embedding of each whole prompt. Live (1): applies, paraphrase, mixed, unrelated, near_miss and the
@@ -63,6 +64,7 @@ SETS = (  # (cases, catalog), under tests/fixtures
             "train_multilingual.jsonl",
             "dev_paste.jsonl",
             "dev_followup.jsonl",
+            "dev_negation_multilingual.jsonl",
             "outside_dev.jsonl",
         )
     ),
@@ -77,6 +79,8 @@ SETS = (  # (cases, catalog), under tests/fixtures
             "select_f",
             "select_g",
             "select_h",
+            "select_i",
+            "select_j",
         )
     ),
 )

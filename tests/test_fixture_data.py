@@ -191,6 +191,18 @@ def test_followup_dev_set(habits: list[dict[str, Any]]) -> None:
     assert len(languages) >= 6, languages
 
 
+def test_negation_dev_set(habits: list[dict[str, Any]]) -> None:
+    """dev_negation_multilingual.jsonl: negated, hypothetical and scoped requests in nine languages, and
+    negated sentences that report an event; each row names its language."""
+    rows = read_jsonl(SELECT / "dev_negation_multilingual.jsonl")
+    check_case_shape([{k: v for k, v in r.items() if k != "lang"} for r in rows], habits, r"n\d{3}")
+    for c in rows:
+        assert c["expected"] == [] if c["category"] in NEVER_APPLIES else c["expected"], c["id"]
+    by_language = Counter(c["lang"] for c in rows)
+    assert set(by_language) == {"de", "es", "fr", "pt", "it", "ru", "ja", "zh", "ko"}
+    assert min(by_language.values()) >= 6
+
+
 # ---------------------------------------------------------------------------------------------- analyze
 
 

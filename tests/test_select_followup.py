@@ -108,6 +108,33 @@ def test_the_offer_is_the_last_offered_action(message: str, action: str) -> None
     assert found is not None and found.action == action
 
 
+@pytest.mark.parametrize(
+    ("message", "action"),
+    [
+        ("Les tests passent. Voulez-vous que j’écrive le message de commit ?", "écrive le message de commit"),
+        ("Veux-tu que j'ajoute un test ?", "ajoute un test"),
+    ],
+)
+def test_a_french_offer_is_read_with_either_apostrophe(message: str, action: str) -> None:
+    found = followup.offer(message)
+    assert found is not None and found.action == action
+
+
+def test_an_offered_action_on_the_work_just_done_is_read_without_its_pointer() -> None:
+    assert followup.Offer("commit these changes").bare == "commit"
+    assert followup.Offer("push all of it").bare == "push"
+    assert followup.Offer("remove them").bare == "remove them"  # "them" names something: kept
+    assert followup.Offer("review the changes in parser.py").bare == "review the changes in parser.py"
+    long = (
+        "I rewrote the tokenizer so that it handles nested quotes, updated the three call sites in cli.py "
+        "and report.py, and added regression tests for the two bugs you reported. "
+        "Want me to commit these changes?"
+    )
+    query = judge.analyse("yes go ahead", [long])
+    assert query.followup.kind == "confirm"
+    assert [u.text for u in query.units][-1] == "commit" and {u.mood for u in query.units} == {"request"}
+
+
 def test_a_pointer_keeps_the_sentence_it_points_back_to() -> None:
     found = followup.offer("The crash comes from a missing None check in parse_row. Should I fix it?")
     assert found == followup.Offer("fix it", "The crash comes from a missing None check in parse_row.")

@@ -335,3 +335,75 @@ def test_a_prompt_not_read_as_english_has_its_own_threshold() -> None:
     assert model.threshold(english) == 8000 and model.threshold(other) == 6000
     strict = gate.Gate(model.pair, model.accept_bp, model.live)  # no foreign threshold: one for all
     assert strict.threshold(other) == model.accept_bp
+
+
+# -- prompts not read as English: moods with their scope (select/moods.py) --------------------------
+
+
+@pytest.mark.parametrize(
+    ("prompt", "moods"),
+    [
+        ("die Datei nicht lesen, nur umbenennen", ["negated", "request"]),
+        ("Nicht optimieren, sondern lesbarer machen", ["negated", "request"]),
+        ("no borres nada, solo dime qué ocupa tanto espacio", ["negated", "request"]),
+        ("ne touche pas au lock file, renomme juste la variable", ["negated", "request"]),
+        ("não mexe nos testes, corrige o bug no cálculo do frete", ["negated", "request"]),
+        ("non toccare la migrazione ma guarda perché il worker è lento", ["negated", "request"]),
+        ("Не меняй код, просто прочитай файл config.py", ["negated", "request"]),
+        ("mainにはコミットしないで、新しいブランチを作って", ["negated", "request"]),
+        ("先不要提交，只要跑测试", ["negated", "request"]),
+        ("태그는 만들지 말고 버전 번호만 올려 주세요", ["negated", "request"]),
+        # what follows a condition in its sentence is its consequence, up to a contrast
+        ("Si algún día publicamos en PyPI, revisa el empaquetado", ["hypothetical"]),
+        ("如果以后要用 Docker，可能需要一个 Dockerfile", ["hypothetical"]),
+        (
+            "Si algún día publicamos en PyPI, habrá que revisarlo, pero ahora arregla el test",
+            ["hypothetical", "hypothetical", "request"],
+        ),
+        (
+            "Falls wir irgendwann umsteigen, bräuchten wir eine Migration. Schreib jetzt die Tests",
+            ["hypothetical", "request"],
+        ),
+        # a relative clause stays with its noun and does not negate it
+        ("Исправь тест, который не проходит", ["request"]),
+        ("Repariere den Test, der nicht durchläuft", ["request"]),
+        # "se" that is no "if", "no" that is a Portuguese article
+        ("corrige o bug no cálculo do frete", ["request"]),
+        # a subordinate clause belongs to its request; "mais" is no "but" in Portuguese
+        ("Bau ein try/except um load_plugins(), damit ein kaputtes Plugin nicht alles mitreißt", ["request"]),
+        ("devolve o preço como objeto, e não mais como número", ["request", "negated"]),
+    ],
+)
+def test_a_prompt_not_read_as_english_is_cut_where_its_negation_ends(prompt: str, moods: list[str]) -> None:
+    assert [c.mood for c in text.clauses(prompt)] == moods
+
+
+@pytest.mark.parametrize(
+    ("prompt", "habit"),
+    [
+        ("die Datei nicht lesen, nur umbenennen", "h07"),
+        ("Schreib bitte keine Tests, das mache ich selbst", "h31"),
+        ("No hagas commit todavía, quiero revisar el diff", "h01"),
+        ("Ne supprime pas le dossier logs, j'en ai encore besoin", "h25"),
+        ("依存関係はまだ更新しないで", "h10"),
+        ("Если когда-нибудь будем выпускать 2.0, надо будет поднять версию", "h04"),
+    ],
+)
+def test_a_negated_or_hypothetical_request_in_another_language_is_vetoed(prompt: str, habit: str) -> None:
+    selected, reasons = decide(prompt)
+    assert habit not in selected
+    assert reasons.get(habit) in ("negated", "hypothetical_or_future")
+
+
+@pytest.mark.parametrize(
+    ("prompt", "expected"),
+    [
+        ("Die Tests in test_parser.py laufen nicht mehr durch", "h05"),  # an event reported in a negation
+        (
+            "테스트는 건드리지 말고 config.py 파일을 끝까지 읽어 줘",
+            "h07",
+        ),  # the live request after the negated one
+    ],
+)
+def test_what_a_negation_in_another_language_does_not_reach_still_selects(prompt: str, expected: str) -> None:
+    assert expected in decide(prompt)[0]

@@ -109,7 +109,7 @@ _OFFER_MARKERS = (
     # German, Spanish, French, Portuguese, Italian, Russian
     r"soll\s+ich|(?:möchtest|willst)\s+du,?\s+dass\s+ich|ich\s+kann(?:\s+auch)?|"
     r"(?:quieres|quiere|prefieres)\s+que|puedo|te\s+parece\s+si|"
-    r"(?:voulez-vous|veux-tu|tu\s+veux|vous\s+voulez)\s+que\s+j[e']|je\s+peux|dois-je|"
+    r"(?:voulez-vous|veux-tu|tu\s+veux|vous\s+voulez)\s+que\s+j[e'’]|je\s+peux|dois-je|"
     r"quer\s+que\s+eu|posso|devo|vuoi\s+che|posso|"
     r"хочешь,?\s+я|хотите,?\s+я|могу|давай\s+я|^(?=[а-яё]+(?:ть|ти)\s)|"
     # Japanese, Chinese, Korean: the action comes before the marker, so the whole sentence is kept
@@ -235,6 +235,21 @@ class Offer:
     def text(self) -> str:
         return f"{self.action} ({self.referent})" if self.referent else self.action
 
+    @property
+    def bare(self) -> str:
+        """The action without an object that only points back ("commit these changes" -> "commit"):
+        what the offer asks for, when its object says nothing more than "what I just did"."""
+        return re.sub(r"\s+", " ", _POINTING_OBJECT.sub(" ", self.action)).strip()
+
+
+# An offered action's object that only names the work just done ("these changes", "it all"), not a
+# pronoun that names something in the sentence before ("remove them": the debug prints).
+_POINTING_OBJECT = re.compile(
+    r"(?<!\w)(?:(?:all\s+(?:of\s+)?)?(?:these|those|the|my|your|our)\s+(?:changes|edits|fixes|updates)|"
+    r"everything|it\s+all|all\s+of\s+(?:it|this|that)|all\s+that|all\s+this)\s*$",
+    re.IGNORECASE,
+)
+
 
 def offer(message: str) -> Offer | None:
     """The action the agent's message offers, or None (see the module docstring)."""
@@ -290,7 +305,7 @@ _QUESTION = re.compile(r"(?:(?<=しょう)|(?<=ます))か$|[吗呢]$")
 
 # Words that point back at what the sentence before named.
 _POINTER = re.compile(
-    r"(?<!\w)(?:it|them|that|this|those|these|es|sie|ihn|das|lo|la|los|las|le|les|l'|o|os|as|"
+    r"(?<!\w)(?:it|them|that|this|those|these|es|sie|ihn|das|lo|la|los|las|le|les|l['’]|o|os|as|"
     r"его|её|ее|их|это|それ|これ|它|这个|那个)(?!\w)",
     re.IGNORECASE,
 )

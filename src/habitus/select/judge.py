@@ -19,6 +19,7 @@ and must answer `select-judgment.v1` covering every alias exactly once; anything
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -127,6 +128,10 @@ def _accepted(prompt: str, context: tuple[str, ...], offered: followup.Offer, re
         [text.Clause(offered.text, "request", lead)] if offered.referent else text.clauses(offered.action)
     )
     units = [replace(u, mood="request") for u in offered_units]
+    bare = offered.bare
+    if bare and bare != offered.action and re.search(r"\w{2}", bare):
+        # "commit these changes": the verb and its own words, without what the pronoun drags in
+        units.append(text.Clause(bare, "request", lead))
     units += text.clauses(own) if own else []
     whole = offered.action + (f". {own}" if own else "")
     follow = text.Followup("confirm", offered.action, lead, offered.action)
@@ -302,7 +307,13 @@ def candidates(
         )
         # the rules read English grammar: a prompt not read as English gets no rule reason (no veto)
         english = values[gate.FEATURES.index("english")]
-        out.append((j, values, _rule(unit, condition) if unit is not None and english else None))
+        if unit is None:
+            why = None
+        elif english:
+            why = _rule(unit, condition)
+        else:
+            why = _foreign_rule(unit, condition)
+        out.append((j, values, why))
     return out
 
 
@@ -348,6 +359,19 @@ def local_judge(
     """The offline judge: the gate (a logistic model over similarity, a multilingual live-request
     classifier on the prompt's embedding, and the rule features of `text`)."""
     return decide(query, found, candidates(habits, query, found), limit=limit)
+
+
+# Moods of a clause not read as English (`habitus.select.moods`) that veto an activity condition.
+FOREIGN_VETO = frozenset(("negated", "hypothetical"))
+
+
+def _foreign_rule(unit: text.Clause, condition: text.Condition) -> str | None:
+    """Why this clause of a prompt not read as English cannot trigger this condition, or None: a
+    negated or hypothetical piece never asks for an activity; an event ("When a test fails") may be
+    reported in a negated sentence ("die Tests laufen nicht durch"), so it is not vetoed."""
+    if unit.mood in FOREIGN_VETO and not condition.event:
+        return _MOOD_REASON[unit.mood]
+    return None
 
 
 def _rule(unit: text.Clause, condition: text.Condition) -> str | None:

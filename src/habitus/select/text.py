@@ -25,7 +25,9 @@ from dataclasses import dataclass
 from functools import cache
 
 from habitus.lang import grammar, pasted
+from habitus.lang.language import language_of
 from habitus.lang.words import ENGLISH_STOP_WORDS, stem, word_set
+from habitus.select import moods
 from habitus.select.vocab import canonical
 
 # -- verbs ----------------------------------------------------------------------------------------
@@ -353,7 +355,8 @@ class Clause:
 
 
 def clauses(text: str) -> list[Clause]:
-    """Split the (unquoted) prompt into clauses and classify each."""
+    """Split the (unquoted) prompt into clauses and classify each: by the English rules, or for a prompt
+    not read as English, into pieces with their mood by `moods` (negated, hypothetical or request)."""
     out = []
     for piece in _SPLIT.split(text):
         piece = piece.strip(" \t,-–—")
@@ -364,7 +367,18 @@ def clauses(text: str) -> list[Clause]:
                 out.append(part)
             else:
                 out.extend(_classify(p) for p in _split_and(part))
-    return _resolve_pronouns(out)
+    found = _resolve_pronouns(out)
+    language = language_of(text)
+    if language == "english":
+        return found
+    out = []
+    for clause in found:
+        read = moods.pieces(clause.text, language)
+        if len({mood for _, mood in read}) == 1:  # one mood throughout: the clause stays whole
+            out.append(Clause(clause.text, read[0][1], clause.action))
+        else:
+            out.extend(Clause(piece, mood, leading_action(piece)) for piece, mood in read)
+    return out
 
 
 _BARE = re.compile(
