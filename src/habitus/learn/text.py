@@ -390,6 +390,11 @@ def _starts_imperative(text: str) -> bool:
     return _verb(first, typo=True) is not None
 
 
+def starts_imperative(text: str) -> bool:
+    """Whether a sentence starts with a verb of request ("keep", "use", "read", ...)."""
+    return _starts_imperative(text)
+
+
 def _verb_led(text: str) -> bool:
     """Starts with a verb, or with don't/never and a verb: the clearest wording of a behaviour."""
     found = words(text)
