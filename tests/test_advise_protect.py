@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from advise_helpers import Transcript, enable, review, setting
-from habitus.advise.protect import MARK, Policy
+from habitus.advise.protect import MARK, ProtectedPaths
 from model_doubles import ModelServer, Reply, configure
 
 BUILTIN = [
@@ -25,33 +25,33 @@ HARMLESS = ["src/environment.py", "README.md", "docs/keys.md", "the .envelope", 
 
 @pytest.mark.parametrize("token", BUILTIN)
 def test_builtin_protected_paths(tmp_path: Path, token: str) -> None:
-    policy = Policy.build(tmp_path, repo=None)
-    assert policy.touches(f"cat {token}")
-    masked, count = policy.mask(f"cat {token} now")
+    paths = ProtectedPaths.build(tmp_path, repo=None)
+    assert paths.touches(f"cat {token}")
+    masked, count = paths.mask(f"cat {token} now")
     assert count == 1 and MARK in masked and masked.endswith(" now")
-    assert not policy.touches(masked)  # nothing protected is left
+    assert not paths.touches(masked)  # nothing protected is left
 
 
 @pytest.mark.parametrize("token", HARMLESS)
 def test_ordinary_paths_and_words_pass(tmp_path: Path, token: str) -> None:
-    policy = Policy.build(tmp_path, repo=None)
-    assert not policy.touches(f"see {token} here")
-    assert policy.mask(f"see {token} here") == (f"see {token} here", 0)
+    paths = ProtectedPaths.build(tmp_path, repo=None)
+    assert not paths.touches(f"see {token} here")
+    assert paths.mask(f"see {token} here") == (f"see {token} here", 0)
 
 
 @pytest.mark.parametrize("glob", [".en*", ".e?v", "*.pem", "~/.ss?/*", "id_*"])
 def test_globs_that_could_expand_to_a_protected_file(tmp_path: Path, glob: str) -> None:
-    assert Policy.build(tmp_path, repo=None).touches(f"cat {glob}")
+    assert ProtectedPaths.build(tmp_path, repo=None).touches(f"cat {glob}")
 
 
 def test_dot_dot_cannot_hide_a_protected_path(tmp_path: Path) -> None:
     project = tmp_path / "repo"
     (project / "src").mkdir(parents=True)
-    policy = Policy.build(project / "src", repo=project, project_paths=["customer-data"])
-    assert policy.touches("cat ../customer-data/list.csv")
-    assert policy.touches("cat ../src/../customer-data")
-    assert policy.touches(f"cat {project}/src/../customer-data/x")
-    assert not policy.touches("cat ../customer-database.md")  # a sibling name is not under it
+    paths = ProtectedPaths.build(project / "src", repo=project, project_paths=["customer-data"])
+    assert paths.touches("cat ../customer-data/list.csv")
+    assert paths.touches("cat ../src/../customer-data")
+    assert paths.touches(f"cat {project}/src/../customer-data/x")
+    assert not paths.touches("cat ../customer-database.md")  # a sibling name is not under it
 
 
 def test_symlinks_cannot_hide_a_protected_path(tmp_path: Path) -> None:
@@ -68,26 +68,26 @@ def test_symlinks_cannot_hide_a_protected_path(tmp_path: Path) -> None:
     (extra / "plan.md").write_text("plan")
     (work / "plan-link").symlink_to(extra / "plan.md")
     (work / "bare").symlink_to(secret / "id_rsa")
-    policy = Policy.build(work, repo=None, user_paths=[str(extra)])
-    assert policy.touches("cat notes.txt")  # a file link
-    assert policy.touches("cat docs/known_hosts")  # a folder link, to a path that need not exist
-    assert policy.touches("cat ./data/../notes.txt")  # both at once
-    assert policy.touches("cat plan-link")  # a link into a user-protected folder
-    assert policy.touches("cat bare")  # a bare word that is a link
-    assert not policy.touches("cat data/readme.txt")
+    paths = ProtectedPaths.build(work, repo=None, user_paths=[str(extra)])
+    assert paths.touches("cat notes.txt")  # a file link
+    assert paths.touches("cat docs/known_hosts")  # a folder link, to a path that need not exist
+    assert paths.touches("cat ./data/../notes.txt")  # both at once
+    assert paths.touches("cat plan-link")  # a link into a user-protected folder
+    assert paths.touches("cat bare")  # a bare word that is a link
+    assert not paths.touches("cat data/readme.txt")
 
 
 def test_exceptions_are_exact_and_never_cover_added_paths(tmp_path: Path) -> None:
-    policy = Policy.build(
+    paths = ProtectedPaths.build(
         tmp_path,
         repo=None,
         user_paths=["private"],
         exceptions=["fixtures/.env.example", "private/readme.md", "fixtures/.ssh"],
     )
-    assert not policy.touches("cat fixtures/.env.example")
-    assert policy.touches("cat fixtures/.env")
-    assert policy.touches("cat fixtures/.ssh/id_rsa")  # not a descendant of an exception
-    assert policy.touches("cat private/readme.md")  # user-added paths have no exceptions
+    assert not paths.touches("cat fixtures/.env.example")
+    assert paths.touches("cat fixtures/.env")
+    assert paths.touches("cat fixtures/.ssh/id_rsa")  # not a descendant of an exception
+    assert paths.touches("cat private/readme.md")  # user-added paths have no exceptions
 
 
 # -- end to end: nothing protected reaches the model or a note ---------------------------------------------

@@ -16,8 +16,8 @@ from conftest import run
 from habitus.embed import registry
 from habitus.habits.lifecycle import Evidence, Proposal
 from habitus.learn import local, meaning
-from habitus.learn import text as wording
 from habitus.learn.local import Cluster, Found, Group
+from habitus.learn.text import Reading
 
 needs_e5 = pytest.mark.skipif(not registry.e5_available(), reason="the packaged E5 model is not installed")
 
@@ -81,7 +81,7 @@ def test_the_gate_drops_a_new_candidate_none_of_whose_prompts_reads_as_a_rule() 
     observations = [
         local.Observation(0, "r", "2026-05-01", None, None, "use imperative subjects", "", "complete")
     ]
-    calm, rejected = [wording.Reading()], [wording.Reading(rejection=True)]
+    calm, rejected = [Reading()], [Reading(rejection=True)]
     new, reused = _made(None), _made("h1")
 
     def gate(score: float) -> Callable[[], Any]:

@@ -15,8 +15,8 @@ from habit_helpers import declared
 from habitus import codec
 from habitus.errors import HabitusError
 from habitus.habits import rows, share
-from habitus.state import ledger as ledger_store
 from habitus.state.db import Store
+from habitus.state.ledger import MIGRATIONS
 from select_helpers import COMMIT, DELETE, hook_event
 
 BOTH = "Delete the tmp/ directory. Then write the commit message for the cleanup."
@@ -190,7 +190,7 @@ HABIT = {
 def test_migration_keeps_every_existing_habit_personal_and_sealed(state_root: Path) -> None:
     state_root.mkdir(parents=True, mode=0o700)
     path = state_root / "ledger.sqlite"
-    old = Store(path, ledger_store.MIGRATIONS[:7], label="ledger")
+    old = Store(path, MIGRATIONS[:7], label="ledger")
     conn = old.open_write()
     fields = list(HABIT)
     sealed = codec.checksum({"table": "habits", **HABIT})  # the seal as habitus wrote it before 0008
@@ -206,7 +206,7 @@ def test_migration_keeps_every_existing_habit_personal_and_sealed(state_root: Pa
     assert item["id"] == HABIT["id"] and item["scope"] == "personal" and item["projects"] is None
     conn = sqlite3.connect(path)
     conn.row_factory = sqlite3.Row
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == len(ledger_store.MIGRATIONS) == 8
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) == 8
     row = dict(conn.execute("SELECT * FROM habits").fetchone())
     assert row["checksum"] == sealed and row["projects"] is None
     assert {k: row[k] for k in HABIT} == HABIT
@@ -237,7 +237,7 @@ def test_an_older_habitus_refuses_the_scoped_ledger_untouched(state_root: Path) 
     declared(*DELETE)
     path = state_root / "ledger.sqlite"
     before = path.read_bytes()
-    older = Store(path, ledger_store.MIGRATIONS[:7], label="ledger")
+    older = Store(path, MIGRATIONS[:7], label="ledger")
     for opening in (older.open_read, older.open_write):
         with pytest.raises(HabitusError) as caught:
             opening()

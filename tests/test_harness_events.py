@@ -8,6 +8,7 @@ import pytest
 
 from habitus.errors import HabitusError
 from habitus.harness import HookEvent, block_output, context_output, parse_event
+from habitus.harness.events import iso_from_epoch
 
 CLAUDE_STOP = {
     "session_id": "abc123",
@@ -127,6 +128,19 @@ def test_pi_event_from_the_extension() -> None:
     assert event.kind == "stop" and event.transcript_path == "/s.jsonl" and len(event.messages or []) == 1
     assert event.timestamp == "2025-11-20T23:33:50.791Z"
     assert parse_event("pi", {"type": "agent_end"}).kind == "stop"
+
+
+@pytest.mark.parametrize(
+    ("seconds", "expected"),
+    [
+        (1.5, "1970-01-01T00:00:01.500Z"),
+        (1.9996, "1970-01-01T00:00:02.000Z"),  # milliseconds that round up carry into the seconds
+        (59.9999, "1970-01-01T00:01:00.000Z"),
+        (1_763_681_630.9996, "2025-11-20T23:33:51.000Z"),
+    ],
+)
+def test_epoch_seconds_round_to_milliseconds(seconds: float, expected: str) -> None:
+    assert iso_from_epoch(seconds) == expected
 
 
 def test_generic_pairs_and_prompts() -> None:

@@ -188,11 +188,11 @@ def test_newer_corrupt_and_outdated_ledgers_are_refused_untouched(state_root: Pa
 
 
 def test_an_outdated_ledger_is_not_migrated(state_root: Path) -> None:
-    from habitus.state import ledger as ledger_store
     from habitus.state.db import Store
+    from habitus.state.ledger import MIGRATIONS
 
     state_root.mkdir(parents=True)
-    old = Store(state_root / "ledger.sqlite", ledger_store.MIGRATIONS[:2], label="ledger")
+    old = Store(state_root / "ledger.sqlite", MIGRATIONS[:2], label="ledger")
     old.open_write().close()
     out = select("write the commit message")
     assert out.exit == 3 and out.error["code"] == "schema_outdated"

@@ -2,8 +2,9 @@
 
 The project file is `<repo>/.habitus/advise.toml` (`<repo>`: the nearest folder at or above the working
 folder holding `.git`), top-level keys named like the user settings without `advise.`, plus an optional
-`version = 1`. It can only narrow what the user chose (OMP #7795: a project file silently overriding
-the user's choice). `MERGE` is the whole table:
+`version = 1`. It can only narrow what the user chose: the file comes with the repository, written by
+whoever committed it, and must never silently override the user's own settings (turn a review or a
+model on, block, or raise a limit). `MERGE` is the whole table:
 
 | key                       | a project file may                | otherwise                        |
 |---------------------------|-----------------------------------|----------------------------------|

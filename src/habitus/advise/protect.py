@@ -92,7 +92,7 @@ def _name_protected(name: str) -> bool:
 
 
 @dataclass
-class Policy:
+class ProtectedPaths:
     """Protected paths for one review: built-ins plus extra paths, minus exact exceptions. Paths are
     absolute, lexically normalised strings."""
 
@@ -111,16 +111,16 @@ class Policy:
         user_paths: Iterable[str] = (),
         project_paths: Iterable[str] = (),
         exceptions: Iterable[str] = (),
-    ) -> Policy:
+    ) -> ProtectedPaths:
         base = os.path.abspath(cwd or os.getcwd())
-        policy = cls(base)
+        paths = cls(base)
         for raw in user_paths:
-            policy.extra.append(policy._absolute(raw, base))
+            paths.extra.append(paths._absolute(raw, base))
         for raw in project_paths:  # relative to the repository, where the project file lives
-            policy.extra.append(policy._absolute(raw, str(repo) if repo else base))
-        policy.extra.extend(policy._absolute(p, base) for p in HOME_PATHS)
-        policy.exceptions = {policy._absolute(raw, base) for raw in exceptions}
-        return policy
+            paths.extra.append(paths._absolute(raw, str(repo) if repo else base))
+        paths.extra.extend(paths._absolute(p, base) for p in HOME_PATHS)
+        paths.exceptions = {paths._absolute(raw, base) for raw in exceptions}
+        return paths
 
     def _absolute(self, raw: str, base: str) -> str:
         text = raw.strip().strip("'\"")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from habitus.advise import notes, store
 from habitus.errors import HabitusError
+from habitus.state.clock import utc_now
 from habitus.state.faults import fault
 
 if TYPE_CHECKING:
@@ -152,7 +153,7 @@ def run(
             seen = "\n".join(t.assistant for t in new_turns)
             if source.extra_assistant.strip() not in seen:
                 new_turns.append(Turn(user="", assistant=source.extra_assistant, continued=True))
-        protection = protect.Policy.build(
+        protection = protect.ProtectedPaths.build(
             source.cwd,
             repo=rules.repo,
             user_paths=rules.protected_paths,
@@ -298,7 +299,7 @@ def run(
                 outcome.channel = channel
             outcome.note = chosen
             following.reviews = fresh.reviews + 1
-            following.last_review_at = _now()
+            following.last_review_at = utc_now()
             if scope == source.session:
                 following.turns = turn
                 following.last_block = block_mark
@@ -322,12 +323,6 @@ def run(
             fault("advise_commit")  # tests only: a process killed here must leave no trace of the review
         outcome.reviewed = True
         return outcome
-
-
-def _now() -> str:
-    from habitus.state.clock import utc_now
-
-    return utc_now()
 
 
 def _check(candidate: Candidate, policy: Any, protection: Any) -> tuple[Candidate, str | None]:

@@ -87,7 +87,7 @@ class Slice:
         }
 
 
-def _clean(text: str, protection: protect.Policy, s: Slice) -> str:
+def _clean(text: str, protection: protect.ProtectedPaths, s: Slice) -> str:
     from habitus.redact import looks_sensitive, redact
 
     masked, hits = protection.mask(text)
@@ -119,14 +119,16 @@ def entries_of(turns: list[Turn], *, new: bool) -> list[Entry]:
     return out
 
 
-def _cleaned(entry: Entry, protection: protect.Policy, s: Slice) -> Entry:
+def _cleaned(entry: Entry, protection: protect.ProtectedPaths, s: Slice) -> Entry:
     if entry.role == "tool" and entry.text and protection.touches(entry.text):
         s.protected += 1  # a tool call on a protected path is withheld whole
         return Entry("tool", MARK, entry.new, entry.name, entry.status)
     return Entry(entry.role, _clean(entry.text, protection, s), entry.new, entry.name, entry.status)
 
 
-def _fill(group: list[Entry], room: int, protection: protect.Policy, s: Slice) -> tuple[list[Entry], int]:
+def _fill(
+    group: list[Entry], room: int, protection: protect.ProtectedPaths, s: Slice
+) -> tuple[list[Entry], int]:
     """The newest entries of one group, cleaned, that fit in `room` characters (with its header), and
     the size used. Entries are cleaned newest first and only while there is room, so a long turn costs
     what fits, not what it holds."""
@@ -154,7 +156,7 @@ def _fill(group: list[Entry], room: int, protection: protect.Policy, s: Slice) -
     return list(reversed(chosen)), room - left
 
 
-def build(context: list[Turn], new: list[Turn], budget: int, protection: protect.Policy) -> Slice:
+def build(context: list[Turn], new: list[Turn], budget: int, protection: protect.ProtectedPaths) -> Slice:
     """The slice of these turns within `budget` rendered characters (headers included). New work comes
     first, but up to a sixth of the budget stays for the earlier part of the turn when there is one."""
     s = Slice()

@@ -163,10 +163,12 @@ def _stamp(request: dict[str, Any], key: str) -> str | None:
 
 
 def iso_from_epoch(seconds: float) -> str:
-    """ISO-8601 UTC with milliseconds, the form habitus stores timestamps in."""
+    """ISO-8601 UTC with milliseconds, the form habitus stores timestamps in. The milliseconds are
+    rounded first, so that 1.9996 s is 00:00:02.000, not 00:00:01.000."""
     import time
 
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{round(seconds * 1000) % 1000:03d}Z"
+    whole, milliseconds = divmod(round(seconds * 1000), 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{milliseconds:03d}Z"
 
 
 def parse_event(harness: str, request: dict[str, Any]) -> HookEvent:

@@ -15,8 +15,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from habitus.lang.words import STOP_WORDS, stem, tokens
 from habitus.learn import phrasing
-from habitus.learn import text as wording
+from habitus.learn.text import MAX_DIRECTIVE_CHARS, _strip_lead, content_words
 
 # Clauses that give a reason or describe consequences, not the request: dropped from the gist.
 _REASON = re.compile(
@@ -123,7 +124,7 @@ def gist(text: str, context: str = "") -> str:
     `context` (what a pronoun object refers to) in front."""
     kept: list[str] = []
     for clause in clauses(phrasing.generalise(text)):
-        stripped = wording._strip_lead(clause)[0]
+        stripped = _strip_lead(clause)[0]
         if not stripped or (_REASON.match(stripped) and kept):
             continue  # a reason after the request ("..., it freezes the notebook")
         stripped = _HABITUAL_PHRASE.sub(" ", stripped)
@@ -134,20 +135,19 @@ def gist(text: str, context: str = "") -> str:
     body = ", ".join(kept) or text
     if context:
         body = f"{phrasing.generalise(context)}: {body}"
-    return body.lower()[: wording.MAX_DIRECTIVE_CHARS]
+    return body.lower()[:MAX_DIRECTIVE_CHARS]
 
 
 @lru_cache(maxsize=65_536)
 def terms(text: str) -> frozenset[str]:
     """Distinctive word stems and code tokens ("pipefail", "%w", "--force", "table-driven")."""
     found: set[str] = set()
-    for word in wording.content_words(text):
-        root = wording._stem(word)
+    for word in content_words(text):
+        root = stem(word)
         if word not in GENERIC and root not in GENERIC and len(root) >= 3:
             found.add(root)
     if not text.isascii():  # other scripts and accented words: the language's own stems
         from habitus.lang.language import language_of
-        from habitus.lang.words import STOP_WORDS, stem, tokens
 
         language = language_of(text)
         stop = STOP_WORDS.get(language, frozenset())

@@ -45,9 +45,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from habitus.habits.lifecycle import Evidence, Proposal
-from habitus.learn import foreign, phrasing, replacement
-from habitus.learn import gist as gists
-from habitus.learn import text as wording
+from habitus.learn import foreign, gist, phrasing, replacement
+from habitus.learn.text import Directive, Reading, content_words, read_message, words
 
 if TYPE_CHECKING:
     import numpy as np
@@ -170,7 +169,7 @@ class Group:
 
     observation: int
     text: str  # the primary directive (or loose text): worded from, and noted as evidence
-    directives: list[wording.Directive]
+    directives: list[Directive]
     friction: bool
     seed: bool
     loose: bool = False
@@ -186,13 +185,13 @@ class Group:
     def settle(self, context: str = "") -> None:
         """Compute the gists once the group's directives are complete."""
         texts = [self.text] + [d.text for d in self.directives[1:]]
-        self.gist = gists.gist(". ".join(texts), context)
-        self.terms = gists.terms(self.gist)
+        self.gist = gist.gist(". ".join(texts), context)
+        self.terms = gist.terms(self.gist)
         self.parts = []
         for text in texts[:MAX_PARTS] if len(texts) > 1 else []:
-            part = gists.gist(text, context)
+            part = gist.gist(text, context)
             if part != self.gist and all(part != p for p, _ in self.parts):
-                self.parts.append((part, gists.terms(part)))
+                self.parts.append((part, gist.terms(part)))
 
     def views(self) -> list[tuple[str, frozenset[str]]]:
         return [(self.gist, self.terms), *self.parts]
@@ -263,7 +262,7 @@ class Vectors:
 
 def similarity(cosine: float, a: frozenset[str], b: frozenset[str]) -> int:
     """Cosine of two gists raised by their shared distinctive terms, in basis points."""
-    return round((cosine + LEXICAL_WEIGHT * gists.shared(a, b)) * 10_000)
+    return round((cosine + LEXICAL_WEIGHT * gist.shared(a, b)) * 10_000)
 
 
 def similarities(
@@ -361,7 +360,7 @@ def analyze(
 
 def _promoted(
     observations: list[Observation],
-    readings: list[wording.Reading],
+    readings: list[Reading],
     groups: list[Group],
     meant: Callable[[], Gate | None],
 ) -> None:
@@ -384,7 +383,7 @@ def _promoted(
         if not readings[i].friction
         and not readings[i].reversals
         and replacement.find(observations[i].user) is None
-        and len(wording.content_words(observations[i].user)) >= MIN_PROMOTE_WORDS
+        and len(content_words(observations[i].user)) >= MIN_PROMOTE_WORDS
     ][:MAX_PROMOTE]
     if not asked:
         return
@@ -407,7 +406,7 @@ def _meant(
     made: list[tuple[Cluster, Found]],
     groups: list[Group],
     observations: list[Observation],
-    readings: list[wording.Reading],
+    readings: list[Reading],
     meant: Callable[[], Gate | None],
 ) -> list[tuple[Cluster, Found]]:
     """The proposals the meaning gate lets through: one reusing a known habit's wording always (it adds
@@ -451,9 +450,9 @@ def _before(observations: list[Observation], i: int, replies: int = 1) -> str:
     return "\n".join(out)
 
 
-def _read(observations: list[Observation], i: int, *, after_rejection: bool = False) -> wording.Reading:
+def _read(observations: list[Observation], i: int, *, after_rejection: bool = False) -> Reading:
     o = observations[i]
-    return wording.read_message(
+    return read_message(
         o.user,
         outcome=o.outcome,
         assistant=o.assistant,
@@ -474,7 +473,7 @@ def _opening(observations: list[Observation], i: int) -> bool:
     return all(o.session != here.session for o in observations[:i])
 
 
-def _link_rejections(observations: list[Observation], readings: list[wording.Reading]) -> dict[int, int]:
+def _link_rejections(observations: list[Observation], readings: list[Reading]) -> dict[int, int]:
     """observation index -> index of the rejected tool use it explains."""
     links: dict[int, int] = {}
     for i, reading in enumerate(readings[:-1]):
@@ -489,9 +488,7 @@ def _link_rejections(observations: list[Observation], readings: list[wording.Rea
     return links
 
 
-def _groups(
-    observations: list[Observation], readings: list[wording.Reading], links: dict[int, int]
-) -> list[Group]:
+def _groups(observations: list[Observation], readings: list[Reading], links: dict[int, int]) -> list[Group]:
     groups: list[Group] = []
     for i, reading in enumerate(readings):
         extra = [links[i]] if i in links else []
@@ -535,7 +532,7 @@ def _recalled(
     groups: list[Group],
     pending: list[Pending] | tuple[Pending, ...],
     observations: list[Observation],
-    readings: list[wording.Reading],
+    readings: list[Reading],
 ) -> list[Group]:
     """Pending notes from earlier batches that may repeat something in this one (sharing a term with
     a correction, for loose notes, or with a habitual instruction, for calm ones), as groups."""
@@ -544,7 +541,7 @@ def _recalled(
     known_refs = {o.ref for o in observations}
     out = []
     for note in pending:
-        terms = gists.terms(gists.gist(note.text))
+        terms = gist.terms(gist.gist(note.text))
         wanted = (
             friction_terms
             if note.kind == "loose"
@@ -554,7 +551,7 @@ def _recalled(
             continue
         index = len(observations)
         observations.append(Observation(index, note.ref, note.day, None, None, note.text, "", "complete"))
-        readings.append(wording.Reading())
+        readings.append(Reading())
         group = Group(
             index,
             note.text,
@@ -592,9 +589,9 @@ def _known_rows(context: list[Known]) -> tuple[list[tuple[str, int]], list[int]]
     corrections), as gists: (text, habit index) rows, and the habit index of each row."""
     rows: list[tuple[str, int]] = []
     for index, known in enumerate(context):
-        rows.append((gists.gist(_core(known.behavior, known.polarity)), index))
+        rows.append((gist.gist(_core(known.behavior, known.polarity)), index))
         for note in known.notes[:MAX_CONTEXT_NOTES] if known.status == "candidate" else ():
-            rows.append((gists.gist(note), index))
+            rows.append((gist.gist(note), index))
     return rows, [index for _, index in rows]
 
 
@@ -626,7 +623,7 @@ def _sides(known: Known) -> tuple[str, str]:
 
 def _contradictions(
     observations: list[Observation],
-    readings: list[wording.Reading],
+    readings: list[Reading],
     groups: list[Group],
     context: list[Known],
     vectors: Vectors,
@@ -638,18 +635,18 @@ def _contradictions(
     out: list[Contradiction] = []
     for index, reading in enumerate(readings):
         for reversal in reading.reversals:
-            text = gists.gist(re.sub(r"^do\s+(?=\w)", "", reversal.text, flags=re.IGNORECASE))
-            terms = gists.terms(text)
+            text = gist.gist(re.sub(r"^do\s+(?=\w)", "", reversal.text, flags=re.IGNORECASE))
+            terms = gist.terms(text)
             # Now wanted or allowed: it contradicts what a habit rules out; no longer wanted or
             # required: what a habit asks for.
             targets = [(i, sides[i][1] if reversal.polarity > 0 else sides[i][0]) for i in active]
-            targets = [(i, t) for i, t in targets if t and terms & gists.terms(t)]
+            targets = [(i, t) for i, t in targets if t and terms & gist.terms(t)]
             if not targets:
                 continue
-            found = vectors.of([text, *(gists.gist(t) for _, t in targets)])
+            found = vectors.of([text, *(gist.gist(t) for _, t in targets)])
             scores = sorted(
                 (
-                    (similarity(float(found[0] @ found[k + 1]), terms, gists.terms(gists.gist(t))), i)
+                    (similarity(float(found[0] @ found[k + 1]), terms, gist.terms(gist.gist(t))), i)
                     for k, (i, t) in enumerate(targets)
                 ),
                 reverse=True,
@@ -685,7 +682,7 @@ def _scores(
     if not known_rows:
         return scores, None, known_of, []
     known = vectors.of([text for text, _ in known_rows])
-    known_terms = [gists.terms(text) for text, _ in known_rows]
+    known_terms = [gist.terms(text) for text, _ in known_rows]
     to_known = _best_by_group(
         similarities(matrix, view_terms, known, known_terms), owner, len(groups), axis=0
     )
@@ -833,7 +830,7 @@ def _proposal(
     cluster: Cluster,
     groups: list[Group],
     observations: list[Observation],
-    readings: list[wording.Reading],
+    readings: list[Reading],
     context: list[Known],
     scores: np.ndarray,
     vocabulary: Counter[str],
@@ -918,19 +915,19 @@ def _wording_text(group: Group) -> str:
     first = group.directives[0].text
     if len(group.directives) > 1:
         more = re.split(r",\s+", group.directives[1].text)[0]
-        if 0 < len(more) <= 120 and wording.content_words(more):
+        if 0 < len(more) <= 120 and content_words(more):
             return f"{first.rstrip('.')}; {more}"
     return first
 
 
 def _suggestions(
-    observations: list[Observation], readings: list[wording.Reading], links: dict[int, int]
+    observations: list[Observation], readings: list[Reading], links: dict[int, int]
 ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     for i, reading in enumerate(readings):
         for fact in reading.facts:
-            key = " ".join(wording.words(fact.content))
+            key = " ".join(words(fact.content))
             if key in seen:
                 continue
             seen.add(key)

@@ -30,8 +30,8 @@ from habitus.learn.text import (
     _close,
     _set,
     _starts_imperative,
-    _verb,
     content_words,
+    known_verb,
     words,
 )
 
@@ -79,7 +79,7 @@ def _degerund(word: str) -> str | None:
         return None
     base = word[:-3]
     for candidate in (base, base + "e", base[:-1] if len(base) > 2 and base[-1] == base[-2] else ""):
-        if candidate and _verb(candidate):
+        if candidate and known_verb(candidate):
             return candidate
     return None
 
@@ -121,7 +121,7 @@ def _situation_ok(phrase: str) -> bool:
     return (
         bool(found)
         and not (set(found) & _NOT_A_SITUATION)
-        and any(w not in STOPWORDS and not _verb(w) for w in found)
+        and any(w not in STOPWORDS and not known_verb(w) for w in found)
     )
 
 
@@ -210,7 +210,7 @@ def situation(texts: list[str], *, phrase: bool = False) -> tuple[str, int | Non
         said = words(clause)
         if said and said[0] in ("don't", "dont", "never", "do", "no", "always", "stop", "avoid"):
             said = said[2:] if said[:2] == ["do", "not"] else said[1:]
-        verb = (_degerund(said[0]) or _verb(said[0], typo=True)) if said else None
+        verb = (_degerund(said[0]) or known_verb(said[0], typo=True)) if said else None
         if verb:
             rest: list[str] = []
             for word in said[1:]:
@@ -248,9 +248,9 @@ def situation(texts: list[str], *, phrase: bool = False) -> tuple[str, int | Non
             first = words(thing)[0]
             verb = next(
                 (
-                    _verb(c)
+                    known_verb(c)
                     for c in (first, first[:-1], first[:-2], first[:-1] if first.endswith("d") else "")
-                    if c and _verb(c)
+                    if c and known_verb(c)
                 ),
                 None,
             )  # "pushes", "mocked"
@@ -265,7 +265,7 @@ def _topic(texts: list[str]) -> str:
     counts: dict[str, int] = {}
     for text in texts:
         for word in set(content_words(text)):
-            if not _verb(word) and not word.isdigit():
+            if not known_verb(word) and not word.isdigit():
                 counts[word] = counts.get(word, 0) + 1
     ranked = sorted(counts, key=lambda w: (-counts[w], w))[:2]
     return " and ".join(ranked)
@@ -307,7 +307,7 @@ def behavior(text: str, *, phrase: bool = False, situation: str | None = None) -
         if len(content_words(shorter)) >= 1:
             body = shorter + " first" if " before " in body.lower() else shorter
     first = re.match(r"[A-Za-z]+", body)
-    fixed = _verb(first.group(0), typo=True) if first and not phrase else None
+    fixed = known_verb(first.group(0), typo=True) if first and not phrase else None
     if first and fixed and first.group(0).lower() != fixed:
         body = fixed + body[first.end() :]  # "reda the file" -> "read the file"
     lowered = body.lower()
@@ -371,7 +371,7 @@ def fix_typos(text: str, counts: Counter[str]) -> str:
             or counts.get(lower, 0) > 1
             or lower in STOPWORDS
             or lower in SUBJECTS
-            or _verb(lower)
+            or known_verb(lower)
         ):
             return word
         near = [

@@ -218,10 +218,9 @@ def status(root: StateRoot, *, wait: float) -> dict[str, Any]:
     `unread` lists each generation still on disk with records after its watermark; `last_run`,
     `pending_notes` (instructions said once, waiting for a repeat), `quarantined` and the failure
     counts are null when there is no up-to-date ledger."""
-    from habitus.state import ledger as ledger_store
-    from habitus.state import observations
+    from habitus.state import ledger, observations
 
-    store = ledger_store.store(root, wait=wait)
+    store = ledger.store(root, wait=wait)
     version = store.inspect()
     conn = store.open_read() if version is not None and version == store.current_version else None
     try:

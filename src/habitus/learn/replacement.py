@@ -193,10 +193,10 @@ def _named(term: str, before: str) -> bool:
 
 
 def _verb_led(term: str) -> bool:
-    from habitus.learn.text import _verb, words
+    from habitus.learn.text import known_verb, words
 
     found = words(term)
-    return bool(found) and found[0] != "use" and _verb(found[0]) is not None and len(found) > 1
+    return bool(found) and found[0] != "use" and known_verb(found[0]) is not None and len(found) > 1
 
 
 def find(message: str, before: str = "") -> Replacement | None:

@@ -39,10 +39,9 @@ from typing import TYPE_CHECKING, Any
 from habitus import codec
 from habitus.errors import HabitusError
 from habitus.learn import queue
-from habitus.state import config as configuration
-from habitus.state import ledger as ledger_store
 from habitus.state import locks, observations
 from habitus.state.clock import utc_now
+from habitus.state.config import Config, load
 from habitus.state.faults import fault
 from habitus.state.root import StateRoot
 
@@ -109,7 +108,9 @@ def _consumed_current(root: StateRoot, marks: dict[int, queue.Mark]) -> int | No
 
 def _read_marks(root: StateRoot, wait: float) -> dict[int, queue.Mark]:
     """Watermarks from the ledger, read-only (none when there is no ledger or it predates analyze)."""
-    conn = ledger_store.store(root, wait=wait).open_current()
+    from habitus.state import ledger
+
+    conn = ledger.store(root, wait=wait).open_current()
     if conn is None:
         return {}
     try:
@@ -139,7 +140,7 @@ def run(
     root: StateRoot, *, wait: float, dry_run: bool = False, progress: Progress | None = None
 ) -> dict[str, Any]:
     """Analyse every unread observation (see the module docstring); returns the result object."""
-    config = configuration.load(root)
+    config = load(root)
     model = str(config.get("analyze.model"))
     analyzer = f"model:{model}" if model else "local"
     if dry_run:
@@ -174,7 +175,7 @@ def _analyse(
     root: StateRoot,
     ledger: Ledger,
     pending: list[UnreadRange],
-    config: configuration.Config,
+    config: Config,
     model: str,
     progress: Progress | None,
     *,
@@ -220,7 +221,7 @@ def _generation(
     root: StateRoot,
     ledger: Ledger,
     item: UnreadRange,
-    config: configuration.Config,
+    config: Config,
     model: str,
     lazy: _Embedder,
     outcome: AnalyzeOutcome,
@@ -379,16 +380,16 @@ def _analysis(
     root: StateRoot,
     ledger: Ledger,
     records: list[dict[str, Any]],
-    config: configuration.Config,
+    config: Config,
     model: str,
     lazy: _Embedder,
     span: tuple[int, int, int],
 ) -> Analysis:
     context = habit_context(ledger.conn, lazy.seen)
     if model:
-        from habitus.learn import model as model_analyzer
+        from habitus.learn.model import analyze
 
-        return model_analyzer.analyze(config, model, records, context=context, span=span)
+        return analyze(config, model, records, context=context, span=span)
     from habitus.learn import local
 
     return local.analyze(
@@ -466,7 +467,7 @@ def _failed(
 
 
 def _rotate(
-    root: StateRoot, generation: int, config: configuration.Config, wait: float, *, through: int | None = None
+    root: StateRoot, generation: int, config: Config, wait: float, *, through: int | None = None
 ) -> list[int]:
     marks = _read_marks(root, wait)
     mark = marks.get(generation)
@@ -583,7 +584,7 @@ class _Embedder:
         self._vectors: Vectors | None = None
         self.seen = Seen()
         self.prepared: dict[tuple[str, str], Any] = {}  # (condition, behavior) -> vectors.Prepared
-        self._gate: Gate | bool | None = False  # False: not loaded yet
+        self._gate: tuple[Gate | None] | None = None  # None: not loaded yet
 
     def get(self) -> Embedder:
         if self.loaded is None:
@@ -597,15 +598,15 @@ class _Embedder:
     def gate(self) -> Gate | None:
         """The meaning gate on the configured embedding model (E5 by default), loaded on first need;
         None when that model has no trained gate or does not load (the word rules then decide alone)."""
-        if self._gate is False:
+        if self._gate is None:
             from habitus.learn.meaning import Gate
             from habitus.models.embedders import load_embedder
 
             try:
-                self._gate = Gate.load(load_embedder(self.root, threads=ANALYZE_THREADS))
+                self._gate = (Gate.load(load_embedder(self.root, threads=ANALYZE_THREADS)),)
             except HabitusError:
-                self._gate = None
-        return self._gate if self._gate is not False else None
+                self._gate = (None,)
+        return self._gate[0]
 
     def vectors(self) -> Vectors:
         if self._vectors is None:
@@ -621,8 +622,9 @@ class _Embedder:
 def _memory_ledger(root: StateRoot, wait: float) -> Ledger:
     """A private in-memory copy of the ledger (migrated in memory if needed): writes go nowhere."""
     from habitus.habits.store import Ledger
+    from habitus.state import ledger
 
-    store = ledger_store.store(root, wait=wait)
+    store = ledger.store(root, wait=wait)
     from habitus.state import db
 
     memory = db.connect(":memory:", any_thread=True)

@@ -39,10 +39,9 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+import habitus.lang.words
 from habitus.lang import pasted
-from habitus.lang.words import DETERMINERS, ENGLISH_STOP_WORDS, word_set
-from habitus.lang.words import stem as _lang_stem
-from habitus.lang.words import words as _lang_words
+from habitus.lang.words import DETERMINERS, ENGLISH_STOP_WORDS, stem, word_set
 from habitus.learn import foreign, replacement
 
 MAX_DIRECTIVE_CHARS = 300
@@ -286,7 +285,7 @@ def words(text: str) -> list[str]:
 
 @lru_cache(maxsize=16_384)  # the reader asks for the words of the same clause many times
 def _words(text: str) -> tuple[str, ...]:
-    return tuple(_lang_words(text))
+    return tuple(habitus.lang.words.words(text))
 
 
 def content_words(text: str) -> list[str]:
@@ -313,7 +312,7 @@ def sentences(text: str) -> list[str]:
         # ... but a request of its own ("and label the axes, always") stands alone.
         alone = len(content_words(stripped)) == 2 and (
             _ALWAYS.search(stripped) is not None
-            or (_verb(words(stripped)[0]) is not None and not _NO_THING.match(stripped))
+            or (known_verb(words(stripped)[0]) is not None and not _NO_THING.match(stripped))
         )
         short = len(content_words(stripped)) <= 2 and not _FACT_START.match(part) and not alone
         if out and short and not _QUESTION.search(out[-1]):  # a question stays a question
@@ -366,8 +365,9 @@ def _close(word: str, verb: str) -> bool:
     return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
 
 
-def _verb(word: str, *, typo: bool = False) -> str | None:
-    """The verb `word` is (with `typo`, also a verb one typo away: "reda" -> "read")."""
+def known_verb(word: str, *, typo: bool = False) -> str | None:
+    """The verb of VERBS that `word` is, or None (with `typo`, also a verb one typo away: "reda" ->
+    "read")."""
     word = word.lower()
     if word in VERBS:
         return word
@@ -387,12 +387,7 @@ def _starts_imperative(text: str) -> bool:
         return True
     if first in ("can", "could", "would", "will"):
         return False
-    return _verb(first, typo=True) is not None
-
-
-def starts_imperative(text: str) -> bool:
-    """Whether a sentence starts with a verb of request ("keep", "use", "read", ...)."""
-    return _starts_imperative(text)
+    return known_verb(first, typo=True) is not None
 
 
 def _verb_led(text: str) -> bool:
@@ -402,7 +397,7 @@ def _verb_led(text: str) -> bool:
         found = found[1:]
     elif found[:2] == ["do", "not"]:
         found = found[2:]
-    return bool(found) and _verb(found[0]) is not None
+    return bool(found) and known_verb(found[0]) is not None
 
 
 def _starts_descriptive(text: str) -> bool:
@@ -618,10 +613,10 @@ def _normative(sentence: str) -> tuple[str, bool] | None:
     modal = _MODAL_RULE.match(body)
     if modal and not _starts_imperative(modal["subject"]) and words(modal["subject"])[:1] != ["you"]:
         general = bool(_GENERAL.search(modal["subject"]) or (modal["neg"] or "").lower() == "never")
-        if modal["neg"] and general and _verb(words(modal["rest"])[0] if words(modal["rest"]) else ""):
+        if modal["neg"] and general and known_verb(words(modal["rest"])[0] if words(modal["rest"]) else ""):
             return f"don't let {modal['subject']} {modal['rest']}", False
     ours = _WE_ALWAYS.match(body)
-    if ours and _verb(words(ours["rest"])[0] if words(ours["rest"]) else "", typo=True):
+    if ours and known_verb(words(ours["rest"])[0] if words(ours["rest"]) else "", typo=True):
         how = ours["how"].lower()
         negative = how in ("never", "don't", "dont", "do not")
         return ("don't " if negative else "always " if how == "always" else "") + ours["rest"], True
@@ -665,8 +660,8 @@ def _absent(stripped: str, markers: set[str], before: str) -> str | None:
     thing = re.split(r"[,;:]| in | for | on ", thing, maxsplit=1)[0].strip()
     if not thing or not before:
         return None
-    said = {_stem(w) for w in content_words(before)}
-    if any(_stem(w) in said for w in content_words(thing)):
+    said = {stem(w) for w in content_words(before)}
+    if any(stem(w) in said for w in content_words(thing)):
         return None
     return thing
 
@@ -683,8 +678,8 @@ def _undoes(stripped: str, before: str) -> bool:
     if not found or not before:
         return False
     thing = re.split(r"[,;:.]", found[1], maxsplit=1)[0]
-    said = {_stem(w) for w in content_words(before)}
-    return any(_stem(w) in said for w in content_words(thing))
+    said = {stem(w) for w in content_words(before)}
+    return any(stem(w) in said for w in content_words(thing))
 
 
 def preference(text: str) -> str:
@@ -716,13 +711,8 @@ def _again_unwanted(stripped: str, markers: set[str], before: str) -> bool:
     found = words(stripped)
     if not found or found[0] in SUBJECTS or _MODAL.search(stripped) or len(content_words(stripped)) > 6:
         return False
-    said = {_stem(w) for w in content_words(before)}
-    return any(_stem(w) in said for w in content_words(stripped))
-
-
-def _stem(word: str) -> str:
-    """The shared Snowball stem: "summaries"/"summary", "wrapped"/"wraps", "typed"/"type" meet."""
-    return _lang_stem(word)
+    said = {stem(w) for w in content_words(before)}
+    return any(stem(w) in said for w in content_words(stripped))
 
 
 # A forwarded review finding ("The comment on line 779 states ... However, this is not accurate.
@@ -1044,8 +1034,8 @@ def _against(text: str, before: str) -> bool:
     negated = _NEGATED_TAIL.search(text)
     if not negated or not before:
         return False
-    said = {_stem(w) for w in content_words(before)} | set(before.lower().split())
-    return any(_stem(w) in said or w in said for w in content_words(negated[1]))
+    said = {stem(w) for w in content_words(before)} | set(before.lower().split())
+    return any(stem(w) in said or w in said for w in content_words(negated[1]))
 
 
 _OBLIGED = re.compile(
@@ -1075,8 +1065,8 @@ def _reacts(text: str, before: str) -> bool:
     """A request that states a rule ("... before editing it") or names what the agent just did."""
     if _RULE_WORDS.search(text):
         return True
-    said = {_stem(w) for w in content_words(before)}
-    return any(_stem(w) in said for w in content_words(text) if _verb(w) is None)
+    said = {stem(w) for w in content_words(before)}
+    return any(stem(w) in said for w in content_words(text) if known_verb(w) is None)
 
 
 # A rule's scope that makes it standing rather than part of one task. "everywhere" and "across the
