@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from habitus.habits.lifecycle import Evidence, Proposal
-from habitus.learn import foreign, gist, phrasing, replacement
+from habitus.learn import foreign, gist, phrasing
 from habitus.learn.text import Directive, Reading, content_words, read_message, words
 
 if TYPE_CHECKING:
@@ -369,8 +369,8 @@ def _promoted(
     when the meaning gate reads its prompt as a standing rule or a generalising correction (score >=
     its `source`). Its instruction with the highest score becomes a correction (in place: it was a
     seed already, general by the word rules), then clusters, reuses known habits and is worded like
-    any other, in the user's words. Only prompts without friction (the word rules read those), a swap
-    or a reversal are scored, at most MAX_PROMOTE per batch, so a batch costs a bounded number of
+    any other, in the user's words. Only prompts without friction (the word rules read those, swaps
+    too) or a reversal are scored, at most MAX_PROMOTE per batch, so a batch costs a bounded number of
     embeddings. (Promoting friction the word rules judged too narrow was tried: it gave two false
     proposals on the dev sets, one of them inverted.)"""
     calm: dict[int, list[Group]] = {}
@@ -382,7 +382,6 @@ def _promoted(
         for i in sorted(calm)
         if not readings[i].friction
         and not readings[i].reversals
-        and replacement.find(observations[i].user) is None
         and len(content_words(observations[i].user)) >= MIN_PROMOTE_WORDS
     ][:MAX_PROMOTE]
     if not asked:
@@ -410,14 +409,23 @@ def _meant(
     meant: Callable[[], Gate | None],
 ) -> list[tuple[Cluster, Found]]:
     """The proposals the meaning gate lets through: one reusing a known habit's wording always (it adds
-    evidence), one citing a rejected tool use (the user stopped the agent), a new one when at least one
-    of the prompts it cites reads as a standing rule or a generalising correction (score >= the gate's
-    `drop`), whatever words it used."""
+    evidence), one citing a rejected tool use (the user stopped the agent), a swap ("yarn again. bun.")
+    or a reversal ("actually, use palette indices from now on"), whose words the rules read as a whole
+    and the scorer undervalues in short or foreign prompts, and a new one when at least one of the
+    prompts it cites reads as a standing rule or a generalising correction (score >= the gate's `drop`),
+    whatever words it used."""
+
+    def exempt(o: int) -> bool:
+        return o < len(readings) and (
+            readings[o].rejection
+            or bool(readings[o].reversals)
+            or "replacement" in readings[o].markers
+        )
+
     fresh = [
         i
         for i, (cluster, found) in enumerate(made)
-        if found.reuses is None
-        and not any(readings[o].rejection for o in cluster.observations(groups) if o < len(readings))
+        if found.reuses is None and not any(exempt(o) for o in cluster.observations(groups))
     ]
     if not fresh:
         return made

@@ -2,13 +2,15 @@
 generalises, rather than ask a one-off task, a question, report a bug, paste text or vent?
 
 A logistic scorer over the packaged multilingual E5 embedding of the prompt's own words
-(habitus.lang.pasted.own_words), trained on the labelled human prompts of the analyze dev sets and on
-prompts written for it in ten languages (scripts/train_analyze_gate.py; thresholds chosen out of fold,
-grouped by session). Its weights are data (meaning_weights.json), one entry per E5 model fingerprint: with
-another embedding model there are no weights and `Gate.load` gives None (the word rules still run).
+(habitus.lang.pasted.own_words), trained by scripts/train_analyze_gate.py on the labelled human prompts of
+the tests/fixtures/analyze* dev sets, on 188 more prompts of public entireio/cli sessions (MIT) and on 177
+prompts written for it in ten languages (tests/fixtures/analyze_gate/). Its weights are data
+(meaning_weights.json), one entry per E5 model fingerprint: with another embedding model there are no
+weights and `Gate.load` gives None (the word rules still run).
 
-The local analyzer uses it as a gate: a new candidate none of whose cited prompts reaches `drop` is not
-proposed (habitus.learn.local). numpy is imported only when a gate loads.
+The local analyzer (habitus.learn.local) uses it twice: a calm general instruction whose prompt reaches
+`source` starts a candidate, and a new candidate none of whose cited prompts reaches `drop` is not
+proposed. numpy is imported only when a gate loads.
 """
 
 from __future__ import annotations
