@@ -417,9 +417,7 @@ def _meant(
 
     def exempt(o: int) -> bool:
         return o < len(readings) and (
-            readings[o].rejection
-            or bool(readings[o].reversals)
-            or "replacement" in readings[o].markers
+            readings[o].rejection or bool(readings[o].reversals) or "replacement" in readings[o].markers
         )
 
     fresh = [
