@@ -312,8 +312,9 @@ def analyze(
 ) -> Analysis:
     """Proposals, memory suggestions, contradictions and pending notes for one batch. `load()` gives
     the (caching) embedder, called only when the batch holds friction, a habitual instruction or a
-    reversal, so a calm batch loads no model. `gate()` gives the meaning gate (habitus.learn.meaning),
-    called only when the batch has a new candidate to check; None or a None gate: no check."""
+    reversal. `gate()` gives the meaning gate (habitus.learn.meaning), called only when the batch has a
+    calm general instruction to read or a new candidate to check; None or a None gate: no check. So a
+    batch of ordinary requests and questions loads no model."""
     observations = [observation(i, r) for i, r in enumerate(records)]
     readings = [_read(observations, i) for i in range(len(observations))]
     links = _link_rejections(observations, readings)
