@@ -313,8 +313,8 @@ def analyze(
     """Proposals, memory suggestions, contradictions and pending notes for one batch. `load()` gives
     the (caching) embedder, called only when the batch holds friction, a habitual instruction or a
     reversal. `gate()` gives the meaning gate (habitus.learn.meaning), called only when the batch has a
-    calm general instruction to read or a new candidate to check; None or a None gate: no check. So a
-    batch of ordinary requests and questions loads no model."""
+    calm instruction of three content words or more to read (an ordinary request is one) or a new
+    candidate to check; None or a None gate: no check."""
     observations = [observation(i, r) for i, r in enumerate(records)]
     readings = [_read(observations, i) for i in range(len(observations))]
     links = _link_rejections(observations, readings)
