@@ -92,6 +92,9 @@ def test_the_gate_drops_a_new_candidate_none_of_whose_prompts_reads_as_a_rule() 
     assert local._meant([new], groups, observations, calm, lambda: None) == [new]  # no gate: no check
     # a rejected tool use is the user stopping the agent: evidence enough whatever the words
     assert local._meant([new], groups, observations, rejected, gate(0.1)) == [new]
+    # a swap is read whole by the word rules ("no, yarn no, usa bun"): the scorer cannot veto it
+    swapped = [Reading(friction=True, markers={"no", "replacement"})]
+    assert local._meant([new], groups, observations, swapped, gate(0.1)) == [new]
 
 
 @needs_e5
