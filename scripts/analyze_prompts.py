@@ -11,8 +11,8 @@ analyze` does, and each observation the local analyzer would read as the user's 
 `label` is 1 when the prompt is evidence of a labelled habit (its `at` in `evidence_ats`, or an
 `evidence_quotes` quote in it), else 0 (a not_habit, a fact, or any other prompt: the labellers read
 every prompt). `before` is the agent's previous reply in the same session (bounded). The rows are the
-training data of scripts/train_analyze_gate.py, with tests/fixtures/analyze_gate/prompts.jsonl (prompts
-written by the developer in several languages).
+training data of scripts/train_analyze_gate.py, with the prompts of tests/fixtures/analyze_gate/ (see its
+README).
 """
 
 from __future__ import annotations
