@@ -93,12 +93,14 @@ def test_differently_worded_corrections_join_one_candidate_across_runs(state_roo
 
 
 def test_a_calm_preference_accumulates_through_the_ledger(state_root: Path) -> None:
-    # Said once, calmly: nothing is proposed, the instruction waits in the ledger.
+    # Said once, calmly, about this task's functions: nothing is proposed, the instruction waits in the
+    # ledger. (Worded as a standing rule, "on every public function", the meaning gate would start a
+    # candidate at once: tests/test_analyze_meaning.py.)
     capture(
         state_root,
         [
             (
-                "add a parser for the config, with docstrings on every public function",
+                "add a parser for the config, with docstrings on the public functions",
                 "Done.",
                 "2026-06-01T09:00:00Z",
             )

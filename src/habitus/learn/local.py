@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from habitus.embed.engine import Embedder
+    from habitus.learn.meaning import Gate
 
 _D = TypeVar("_D", str, None)
 
@@ -66,6 +67,8 @@ MAX_CONTEXT_HABITS = 2000
 MAX_CONTEXT_NOTES = 3  # cited corrections of a candidate compared with new ones
 MAX_PARTS = 1  # requests of one correction also compared one by one
 MAX_NOTE_CHARS = 160
+MAX_PROMOTE = 16  # prompts of one batch the meaning gate reads as candidate sources
+MIN_PROMOTE_WORDS = 3  # content words a promoted prompt needs ("yes, do it" is no rule)
 FRICTION_BASE_BP, FRICTION_STEP_BP, FRICTION_MAX_BP = 6000, 800, 9500
 PREFERENCE_BASE_BP, PREFERENCE_STEP_BP, PREFERENCE_MAX_BP = 4000, 500, 6500
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
@@ -176,6 +179,7 @@ class Group:
     terms: frozenset[str] = frozenset()
     parts: list[tuple[str, frozenset[str]]] = field(default_factory=list)  # ... and each request alone
     pending: int | None = None  # id of the Pending note it stands for
+    promoted: bool = False  # started by the meaning gate, not by the word rules
     against: frozenset[int] = frozenset()  # known habits it contradicts (never joins them)
 
     def settle(self, context: str = "") -> None:
@@ -304,16 +308,27 @@ def analyze(
     load: Callable[[], Vectors],
     context: list[Known],
     pending: list[Pending] | tuple[Pending, ...] = (),
+    gate: Callable[[], Gate | None] | None = None,
 ) -> Analysis:
     """Proposals, memory suggestions, contradictions and pending notes for one batch. `load()` gives
     the (caching) embedder, called only when the batch holds friction, a habitual instruction or a
-    reversal, so a calm batch loads no model."""
+    reversal. `gate()` gives the meaning gate (habitus.learn.meaning), called only when the batch has a
+    calm instruction of three content words or more to read (an ordinary request is one) or a new
+    candidate to check; None or a None gate: no check."""
     observations = [observation(i, r) for i, r in enumerate(records)]
     readings = [_read(observations, i) for i in range(len(observations))]
     links = _link_rejections(observations, readings)
     for i in links:  # a rule stated right after a rejected tool use is its reason
         readings[i] = _read(observations, i, after_rejection=True)
     groups = _groups(observations, readings, links)
+    loaded: list[Gate | None] = []
+
+    def meant() -> Gate | None:  # the gate, loaded once per batch at most (and cached by the run)
+        if not loaded:
+            loaded.append(gate() if gate is not None else None)
+        return loaded[0]
+
+    _promoted(observations, readings, groups, meant)
     result = Analysis(suggestions=_suggestions(observations, readings, links))
     reversals = any(r.reversals for r in readings) and any(k.status == "active" for k in context)
     if not (reversals or any(g.friction or g.habitual for g in groups)):
@@ -327,16 +342,108 @@ def analyze(
     result.embedded = len(groups)
     clusters = _cluster(groups, scores, to_known, known_of, known_terms)
     vocabulary = phrasing.vocabulary([t for o in observations for t in (o.user, o.assistant)])
+    made = [
+        (cluster, found)
+        for cluster in clusters
+        if (found := _proposal(cluster, groups, observations, readings, context, scores, vocabulary))
+        is not None
+    ]
+    made = _meant(made, groups, observations, readings, meant)
     cited: set[int] = set()
-    for cluster in clusters:
-        found = _proposal(cluster, groups, observations, readings, context, scores, vocabulary)
-        if found is not None:
-            result.found.append(found)
-            cited.update(cluster.groups)
+    for cluster, found in made:
+        result.found.append(found)
+        cited.update(cluster.groups)
     result.used = sorted({p for g in cited if (p := groups[g].pending) is not None})
     result.keep = _to_keep(groups, observations, {groups[g].observation for g in cited})
     result.found.sort(key=lambda f: (-f.proposal.confidence_bp, f.proposal.behavior))
     return result
+
+
+def _promoted(
+    observations: list[Observation],
+    readings: list[Reading],
+    groups: list[Group],
+    meant: Callable[[], Gate | None],
+) -> None:
+    """The second source of candidates: a calm general instruction said once ("keep our working
+    documentation in linear"), which the word rules only keep as a pending note, starts a candidate
+    when the meaning gate reads its prompt as a standing rule or a generalising correction (score >=
+    its `source`). Its instruction with the highest score becomes a correction (in place: it was a
+    seed already, general by the word rules), then clusters, reuses known habits and is worded like
+    any other, in the user's words. Only prompts without friction (the word rules read those, swaps
+    too) or a reversal are scored, at most MAX_PROMOTE per batch, so a batch costs a bounded number of
+    embeddings. (Promoting friction the word rules judged too narrow was tried: it gave two false
+    proposals on the dev sets, one of them inverted.)"""
+    calm: dict[int, list[Group]] = {}
+    for g in groups:
+        if not g.friction and not g.habitual and g.directives and g.seed and g.pending is None:
+            calm.setdefault(g.observation, []).append(g)
+    asked = [
+        i
+        for i in sorted(calm)
+        if not readings[i].friction
+        and not readings[i].reversals
+        and len(content_words(observations[i].user)) >= MIN_PROMOTE_WORDS
+    ][:MAX_PROMOTE]
+    if not asked:
+        return
+    gate = meant()
+    if gate is None:
+        return
+    scores = gate.scores([observations[i].user for i in asked])
+    for i, score in zip(asked, scores, strict=True):
+        if score < gate.source:
+            continue
+        options = calm[i]
+        best = options[0]
+        if len(options) > 1:
+            ranked = gate.scores([o.text for o in options])
+            best = options[max(range(len(options)), key=lambda k: ranked[k])]
+        best.friction = best.promoted = True
+
+
+def _meant(
+    made: list[tuple[Cluster, Found]],
+    groups: list[Group],
+    observations: list[Observation],
+    readings: list[Reading],
+    meant: Callable[[], Gate | None],
+) -> list[tuple[Cluster, Found]]:
+    """The proposals the meaning gate lets through: one reusing a known habit's wording always (it adds
+    evidence), one citing a rejected tool use (the user stopped the agent), a swap ("yarn again. bun.")
+    or a reversal ("actually, use palette indices from now on"), whose words the rules read as a whole
+    and the scorer undervalues in short or foreign prompts, and a new one when at least one of the
+    prompts it cites reads as a standing rule or a generalising correction (score >= the gate's `drop`),
+    whatever words it used."""
+
+    def exempt(o: int) -> bool:
+        return o < len(readings) and (
+            readings[o].rejection or bool(readings[o].reversals) or "replacement" in readings[o].markers
+        )
+
+    fresh = [
+        i
+        for i, (cluster, found) in enumerate(made)
+        if found.reuses is None and not any(exempt(o) for o in cluster.observations(groups))
+    ]
+    if not fresh:
+        return made
+    gate = meant()
+    if gate is None:
+        return made
+    texts: dict[int, str] = {}
+    for i in fresh:
+        cluster = made[i][0]
+        for index in cluster.observations(groups):
+            if observations[index].user.strip():
+                texts.setdefault(index, observations[index].user)
+    order = sorted(texts)
+    score = dict(zip(order, gate.scores([texts[i] for i in order]), strict=True))
+    keep = set(range(len(made))) - set(fresh)
+    for i in fresh:
+        if max((score.get(o, 0.0) for o in made[i][0].observations(groups)), default=0.0) >= gate.drop:
+            keep.add(i)
+    return [m for i, m in enumerate(made) if i in keep]
 
 
 def _before(observations: list[Observation], i: int, replies: int = 1) -> str:

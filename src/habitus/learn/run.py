@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from habitus.embed.engine import Embedder
     from habitus.habits.store import Ledger
     from habitus.learn.local import Analysis, Known, Vectors
+    from habitus.learn.meaning import Gate
 
 # Model failures that are not the batch's fault: they stop the run without counting an attempt.
 NOT_THE_BATCH = frozenset({"not_configured", "missing_key", "bad_url", "connection"})
@@ -391,7 +392,9 @@ def _analysis(
         return analyze(config, model, records, context=context, span=span)
     from habitus.learn import local
 
-    return local.analyze(records, load=lazy.vectors, context=context, pending=queue.pending(ledger.conn))
+    return local.analyze(
+        records, load=lazy.vectors, context=context, pending=queue.pending(ledger.conn), gate=lazy.gate
+    )
 
 
 def _checked(analysis: Analysis, lazy: _Embedder, model: str) -> list[tuple[Any, Any]]:
@@ -581,6 +584,7 @@ class _Embedder:
         self._vectors: Vectors | None = None
         self.seen = Seen()
         self.prepared: dict[tuple[str, str], Any] = {}  # (condition, behavior) -> vectors.Prepared
+        self._gate: tuple[Gate | None] | None = None  # None: not loaded yet
 
     def get(self) -> Embedder:
         if self.loaded is None:
@@ -590,6 +594,19 @@ class _Embedder:
             # measured with MiniLM.
             self.loaded = load_embedder(self.root, threads=ANALYZE_THREADS, calibrated="minilm")
         return self.loaded
+
+    def gate(self) -> Gate | None:
+        """The meaning gate on the configured embedding model (E5 by default), loaded on first need;
+        None when that model has no trained gate or does not load (the word rules then decide alone)."""
+        if self._gate is None:
+            from habitus.learn.meaning import Gate
+            from habitus.models.embedders import load_embedder
+
+            try:
+                self._gate = (Gate.load(load_embedder(self.root, threads=ANALYZE_THREADS)),)
+            except HabitusError:
+                self._gate = (None,)
+        return self._gate[0]
 
     def vectors(self) -> Vectors:
         if self._vectors is None:
