@@ -47,7 +47,7 @@ from habitus.worker import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
 LOCK_RETRY_S = 2.0  # a worker that is leaving (after a mismatch) gives its lock up within this
 POLL_S = 2.0  # how often an idle worker checks that its root and socket are still its own
@@ -376,42 +376,17 @@ def run_command(request: dict[str, Any], stdin: bytes) -> tuple[int, bytes]:
     deadline (CLOCK_MONOTONIC is shared by every process): (exit status, stdout)."""
     from habitus import cli
 
-    argv: list[str] = request["argv"]
-    saved_env = dict(os.environ)
+    os.chdir(request["cwd"])  # checked by the caller; a folder gone since is the client's to handle
     saved_stderr = sys.stderr
-    os.chdir(request["cwd"])  # checked by the caller
-    os.environ.clear()
-    os.environ.update(request["env"])
     sys.stderr = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)  # hooks print none
-    call = hookmode.hook_call(argv)
-    root = hookmode.argv_value(argv, "--root")
-    try:
-        from habitus.state.root import resolve
-
-        settings = hookmode.read_settings(resolve(root))
-    except Exception:
-        settings = hookmode.Settings()
     code, result = 0, b""
     try:
-        hookmode.arm(
-            float(request["deadline"]),
-            settings,
-            command=call[0] if call else "habitus",
-            harness=call[1] if call else None,
-            root=root,
-            clock=True,
-            hard=False,
-        )
-        code, result = cli.run_line(argv, stdin)
+        with _as_the_call(request, fresh=False):
+            code, result = cli.run_line(request["argv"], stdin)
     except BaseException:  # cli maps every failure; anything left is the worker's own trouble
         code, result = 0, b""
     finally:
-        hookmode.disarm()
         sys.stderr = saved_stderr
-        os.environ.clear()
-        os.environ.update(saved_env)
-        with contextlib.suppress(OSError):
-            os.chdir("/")
     return code, result
 
 
@@ -420,6 +395,21 @@ def run_later(request: dict[str, Any], work: list[Callable[[], object]]) -> None
     fresh hooks.budget_ms; a failure goes to errors.jsonl under the call's names. Never raises."""
     if not work:
         return
+    try:
+        with _as_the_call(request, fresh=True):
+            try:
+                for job in work:
+                    job()
+            except Exception as exc:  # the answer is out: all that is left is to say why in errors.jsonl
+                hookmode.log(exc)
+    except Exception:
+        pass  # the call's folder went away: nothing to run it in, and nowhere it asked to be told
+
+
+@contextlib.contextmanager
+def _as_the_call(request: dict[str, Any], *, fresh: bool) -> Iterator[None]:
+    """The client's cwd and environment, with its hook call armed (lock waits capped, SIGALRM) until the
+    request's deadline, or with `fresh` a whole hooks.budget_ms from now; all restored after."""
     argv: list[str] = request["argv"]
     saved_env = dict(os.environ)
     call = hookmode.hook_call(argv)
@@ -428,11 +418,15 @@ def run_later(request: dict[str, Any], work: list[Callable[[], object]]) -> None
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
-        from habitus.state.root import resolve
+        try:
+            from habitus.state.root import resolve
 
-        settings = hookmode.read_settings(resolve(root))
+            settings = hookmode.read_settings(resolve(root))
+        except Exception:
+            settings = hookmode.Settings()
+        deadline = time.monotonic() + settings.budget_ms / 1000 if fresh else float(request["deadline"])
         hookmode.arm(
-            time.monotonic() + settings.budget_ms / 1000,
+            deadline,
             settings,
             command=call[0] if call else "habitus",
             harness=call[1] if call else None,
@@ -440,10 +434,7 @@ def run_later(request: dict[str, Any], work: list[Callable[[], object]]) -> None
             clock=True,
             hard=False,
         )
-        for job in work:
-            job()
-    except Exception as exc:  # the answer is out: all that is left is to say why in errors.jsonl
-        hookmode.log(exc)
+        yield
     finally:
         hookmode.disarm()
         os.environ.clear()
