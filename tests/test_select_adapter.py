@@ -114,6 +114,30 @@ def test_a_rival_is_any_known_situation_but_the_conditions_own() -> None:
     assert adapter.rivals(near_other, condition, None)[0] == 0.0
 
 
+def test_rivals_is_each_habit_s_best_text_against_the_best_situation_not_its_own() -> None:
+    """The definition, text by text and situation by situation, on random unit vectors where some
+    conditions are bank situations themselves (their own, never a rival)."""
+    rng = np.random.default_rng(3)
+
+    def unit(a: np.ndarray) -> np.ndarray:
+        return (a / np.linalg.norm(a, axis=1, keepdims=True)).astype(np.float32)
+
+    descriptions = unit(rng.normal(size=(40, 16)))
+    fitted = adapter.Adapter(np.eye(16, dtype=np.float32), descriptions)
+    for _ in range(20):
+        texts = unit(rng.normal(size=(int(rng.integers(1, 6)), 16)))
+        conditions = unit(rng.normal(size=(int(rng.integers(3, 12)), 16)))
+        conditions[:2] = descriptions[:2]
+        expected = []
+        for condition in conditions:
+            own = max(float(t @ condition) for t in texts)
+            others = [
+                float(t @ d) for t in texts for d in descriptions if float(condition @ d) < adapter.NEAR
+            ]
+            expected.append(np.clip(own - max(others), -adapter.RIVAL_CAP, adapter.RIVAL_CAP))
+        assert np.allclose(adapter.rivals(texts, conditions, fitted), expected, atol=1e-5)
+
+
 def test_fit_pulls_each_prompt_to_its_own_description() -> None:
     """On a toy bank where raw cosine puts prompts nearer the wrong description, the fitted map ranks
     each prompt's own first."""

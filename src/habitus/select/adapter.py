@@ -148,10 +148,9 @@ def rivals(adapted: np.ndarray, conditions: np.ndarray, fitted: Adapter | None) 
     if fitted is None or not len(conditions) or not len(adapted):
         return np.zeros(len(conditions), dtype=np.float32)
     own = (adapted @ conditions.T).max(axis=0)
-    situation = adapted @ fitted.descriptions.T  # (texts, situations)
+    best = (adapted @ fitted.descriptions.T).max(axis=0)  # (situations,): the best over the texts
     near = conditions @ fitted.descriptions.T >= NEAR  # (habits, situations)
-    masked = np.where(near[None, :, :], -1.0, situation[:, None, :])  # (texts, habits, situations)
-    other = masked.max(axis=2).max(axis=0)
+    other = np.where(near, -1.0, best[None, :]).max(axis=1)  # max over texts and situations commute
     return np.clip(own - other, -RIVAL_CAP, RIVAL_CAP).astype(np.float32)
 
 
