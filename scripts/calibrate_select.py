@@ -6,10 +6,10 @@ Training data (all hand-written; none of it a blind set still unmeasured), each 
 against its own catalog: catalog A's dev sets in tests/fixtures/select/ (cases.jsonl, cases_blind.jsonl
 (named so historically; measured and tuned on, so dev data), train_multilingual.jsonl, dev_paste.jsonl,
 dev_followup.jsonl, dev_negation_multilingual.jsonl, outside_dev.jsonl), and every blind select set
-whose one measurement is recorded in docs/quality.md (tests/fixtures/blind/select to select_j, catalogs
-A, B, D, F, H and J: ten writers who never saw the code). Once measured, a blind set is spent: it is
+whose one measurement is recorded in docs/quality.md (tests/fixtures/blind/select to select_l, catalogs
+A, B, D, F, H, J and L: twelve writers who never saw the code). Once measured, a blind set is spent: it is
 training data from then on, and the next figure that counts comes from a set written after it. Fitting
-on strangers' prompts and six catalogs, not on one catalog's dev prompts alone, is what the blind sets
+on strangers' prompts and seven catalogs, not on one catalog's dev prompts alone, is what the blind sets
 of 2026-12-07 asked for (docs/quality.md: thresholds fitted on catalog A's dev prompts sat too high for
 anyone else's).
 
@@ -81,6 +81,8 @@ SETS = (  # (cases, catalog), under tests/fixtures
             "select_h",
             "select_i",
             "select_j",
+            "select_k",
+            "select_l",
         )
     ),
 )
@@ -108,10 +110,13 @@ FOLDS = 5
 # a 0.90 target, recall 0.23-0.31).
 STRANGERS_ONLY = True
 TARGET_PRECISION = 0.92  # a little above the 0.90 target: blind catalogs new to the gate lost up to 0.04
-FOREIGN_PRECISION = 0.95  # prompts not read as English: no English rule reads their mood
+# Prompts not read as English: no English rule reads their mood. 0.95 held strangers' non-English recall
+# at 0.39-0.46 on blind sets I-L while their precision came out 0.97-1.00; 0.925 is the lowest floor whose
+# out-of-fold precision on the spent blind sets stays >= 0.92 both overall and on non-English prompts.
+FOREIGN_PRECISION = 0.925
 SMALL = (2, 3, 5, 8)
 SMALL_PRECISION = 0.92  # small catalogs (their case-fold floor 0.90 gave 0.78 on an unseen catalog)
-SMALL_FOREIGN_PRECISION = 0.95  # few non-English pairs there: at 0.97 one false pair sets it to 9000
+SMALL_FOREIGN_PRECISION = 0.925  # as FOREIGN_PRECISION; few non-English pairs (at 0.97 one set 9000)
 CATALOG = "full"  # --catalog: fit the gate for the full catalog or for small ones (gate.SMALL_CATALOG)  # sizes of the small catalogs each case is also judged against
 REFERENCE: tuple[float, ...] = ()
 LIMIT = 3
