@@ -312,22 +312,16 @@ def analyze(
 ) -> Analysis:
     """Proposals, memory suggestions, contradictions and pending notes for one batch. `load()` gives
     the (caching) embedder, called only when the batch holds friction, a habitual instruction or a
-    reversal. `gate()` gives the meaning gate (habitus.learn.meaning), called only when the batch has a
-    calm instruction of three content words or more to read (an ordinary request is one) or a new
-    candidate to check; None or a None gate: no check."""
+    reversal. `gate()` gives the (caching) meaning gate (habitus.learn.meaning), called only when the
+    batch has a calm instruction of three content words or more to read (an ordinary request is one) or
+    a new candidate to check; None or a None gate: no check."""
     observations = [observation(i, r) for i, r in enumerate(records)]
     readings = [_read(observations, i) for i in range(len(observations))]
     links = _link_rejections(observations, readings)
     for i in links:  # a rule stated right after a rejected tool use is its reason
         readings[i] = _read(observations, i, after_rejection=True)
     groups = _groups(observations, readings, links)
-    loaded: list[Gate | None] = []
-
-    def meant() -> Gate | None:  # the gate, loaded once per batch at most (and cached by the run)
-        if not loaded:
-            loaded.append(gate() if gate is not None else None)
-        return loaded[0]
-
+    meant = gate if gate is not None else lambda: None
     _promoted(observations, readings, groups, meant)
     result = Analysis(suggestions=_suggestions(observations, readings, links))
     reversals = any(r.reversals for r in readings) and any(k.status == "active" for k in context)

@@ -117,11 +117,11 @@ def pieces(text: str, language: str) -> list[tuple[str, str]]:
     follows a condition in its sentence is its consequence ("si algún día publicamos, revisa el
     empaquetado"), hypothetical too, up to a contrast ("..., pero ahora arregla el test")."""
     out: list[tuple[str, str]] = []
+    contrast = _CONTRAST.get(language, _NO_CUT)
+    opens = _OPENS_CONTRAST.get(language, _OPENS_CJK_CONTRAST)
     for sentence in _SENTENCE.split(text):
         conditional = False
         for part in _COMMA.split(sentence):
-            contrast = _CONTRAST.get(language, _NO_CUT)
-            opens = _OPENS_CONTRAST.get(language, _OPENS_CJK_CONTRAST)
             for n, piece in enumerate(p for c in _CJK_CONTRAST.split(part) for p in contrast.split(c)):
                 piece = piece.strip()
                 if not piece:
