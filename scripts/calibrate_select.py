@@ -83,6 +83,7 @@ SETS = (  # (cases, catalog), under tests/fixtures
             "select_j",
             "select_k",
             "select_l",
+            "select_m",
         )
     ),
 )

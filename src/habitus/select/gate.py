@@ -56,6 +56,7 @@ FEATURES = (
     "event",  # the condition is an event ("When a test fails"), not an activity
     "raw",  # best cosine with the condition, the prompt not adapted
     "rival",  # how much nearer the habit than any other known situation (adapter.rivals)
+    "clause_margin",  # margin within the clause that matches the habit best (over or below its others)
 )
 RULES = ("blocked", "mention", "meta", "quoted", "same_action", "shared")
 
@@ -163,6 +164,8 @@ def features(
     condition_read: text.Condition,
     raw: float = 0.0,
     rival: float = 0.0,
+    clause_margin: float | None = None,
+    asked: bool = False,
 ) -> tuple[float, ...]:
     english = float(is_english(query.unquoted))
     catalog = min(1.0, math.log2(max(1, habits)) / 5)
@@ -172,7 +175,9 @@ def features(
             unit.mood in ("negated", "hypothetical", "past")
             or not text.compatible(unit.action, condition_read.action)
         )
-        mention = float(unit.mood in ("question", "statement") and not condition_read.event)
+        mention = float(
+            (unit.mood == "question" or (unit.mood == "statement" and not asked)) and not condition_read.event
+        )
         same = float(text.same_action(unit.action, condition_read.action))
         wanted = text.specific(condition_read.objects) or condition_read.objects
         shared = min(len(unit.objects & wanted), 2) / 2
@@ -198,4 +203,5 @@ def features(
         float(condition_read.event),
         raw,
         rival,
+        margin if clause_margin is None else clause_margin,
     )

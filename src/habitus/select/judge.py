@@ -69,6 +69,7 @@ LIVE = ("request", "question", "statement")
 # (docs/quality.md): no veto F1 0.708 (P 0.927, R 0.572); negated, hypothetical and mention 0.720
 # (0.932, 0.586; near-miss false selections 43 -> 33); with different action too 0.730 (0.932, 0.600;
 # near misses 21, "remove the debug logging" no longer selects "When adding logging").
+ASK_FEATURE = True
 VETO = frozenset(("negated", "hypothetical_or_future", "mere_mention", "different_action"))
 
 
@@ -290,11 +291,21 @@ def candidates(
         following = found.best_bp[j + 1] / 10000 if j + 1 < len(found.best_bp) else found.second
         following = hub if following is None else following
         other = following if j == 0 else found.best_bp[0] / 10000
+        # within its own clause a second request's habit may lead though it trails the whole prompt's
+        # ranking ("upgrade X first, then add a migration"): its rank and margin among that clause's
+        clause_margin = None
+        if u is not None and len(found.picked) > 1:
+            row = found.unit_scores[u]
+            rest = float(max(v for k, v in enumerate(row) if k != j))
+            clause_margin = max(-MARGIN_CAP, min(MARGIN_CAP, float(row[j]) - rest))
+        asked = u is not None and any(o.mood == "request" for k, o in enumerate(query.units) if k != u)
         values = gate.features(
             best=best,
             condition=float(found.condition_scores[j]),
             raw=float(found.raw_scores[j]),
             rival=float(found.rival_scores[j]),
+            clause_margin=clause_margin,
+            asked=ASK_FEATURE and asked,
             margin=max(-MARGIN_CAP, min(MARGIN_CAP, best - other)),
             first=j == 0,
             live=live,
@@ -310,7 +321,7 @@ def candidates(
         if unit is None:
             why = None
         elif english:
-            why = _rule(unit, condition)
+            why = _rule(unit, condition, asked=asked)
         else:
             why = _foreign_rule(unit, condition)
         out.append((j, values, why))
@@ -374,11 +385,11 @@ def _foreign_rule(unit: text.Clause, condition: text.Condition) -> str | None:
     return None
 
 
-def _rule(unit: text.Clause, condition: text.Condition) -> str | None:
+def _rule(unit: text.Clause, condition: text.Condition, *, asked: bool = False) -> str | None:
     """Why this clause cannot trigger this condition by the English rules, or None."""
     if unit.mood not in LIVE:
         return _MOOD_REASON.get(unit.mood)
-    if unit.mood != "request" and not condition.event:
+    if unit.mood != "request" and not condition.event and not (unit.mood == "statement" and asked):
         return "mere_mention"
     if unit.mood == "statement" and "…" in unit.text:
         return "quoted_text"
