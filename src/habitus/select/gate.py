@@ -165,7 +165,6 @@ def features(
     raw: float = 0.0,
     rival: float = 0.0,
     clause_margin: float | None = None,
-    asked: bool = False,
 ) -> tuple[float, ...]:
     english = float(is_english(query.unquoted))
     catalog = min(1.0, math.log2(max(1, habits)) / 5)
@@ -175,9 +174,7 @@ def features(
             unit.mood in ("negated", "hypothetical", "past")
             or not text.compatible(unit.action, condition_read.action)
         )
-        mention = float(
-            (unit.mood == "question" or (unit.mood == "statement" and not asked)) and not condition_read.event
-        )
+        mention = float(unit.mood in ("question", "statement") and not condition_read.event)
         same = float(text.same_action(unit.action, condition_read.action))
         wanted = text.specific(condition_read.objects) or condition_read.objects
         shared = min(len(unit.objects & wanted), 2) / 2

@@ -69,7 +69,6 @@ LIVE = ("request", "question", "statement")
 # (docs/quality.md): no veto F1 0.708 (P 0.927, R 0.572); negated, hypothetical and mention 0.720
 # (0.932, 0.586; near-miss false selections 43 -> 33); with different action too 0.730 (0.932, 0.600;
 # near misses 21, "remove the debug logging" no longer selects "When adding logging").
-ASK_FEATURE = True
 VETO = frozenset(("negated", "hypothetical_or_future", "mere_mention", "different_action"))
 
 
@@ -305,7 +304,6 @@ def candidates(
             raw=float(found.raw_scores[j]),
             rival=float(found.rival_scores[j]),
             clause_margin=clause_margin,
-            asked=ASK_FEATURE and asked,
             margin=max(-MARGIN_CAP, min(MARGIN_CAP, best - other)),
             first=j == 0,
             live=live,
