@@ -68,7 +68,9 @@ LIVE = ("request", "question", "statement")
 # ("the tests fail. don't fix them yet" selected "When a test fails" at 0.98). Habit-grouped CV
 # (docs/quality.md): no veto F1 0.708 (P 0.927, R 0.572); negated, hypothetical and mention 0.720
 # (0.932, 0.586; near-miss false selections 43 -> 33); with different action too 0.730 (0.932, 0.600;
-# near misses 21, "remove the debug logging" no longer selects "When adding logging").
+# near misses 21, "remove the debug logging" no longer selects "When adding logging"). A veto does not
+# yield to a confident gate: on strangers' prompts the vetoed pairs at 0.90 or more were 25 false to 12
+# true (docs/quality.md, 2026-12-07).
 VETO = frozenset(("negated", "hypothetical_or_future", "mere_mention", "different_action"))
 
 
@@ -290,8 +292,8 @@ def candidates(
         following = found.best_bp[j + 1] / 10000 if j + 1 < len(found.best_bp) else found.second
         following = hub if following is None else following
         other = following if j == 0 else found.best_bp[0] / 10000
-        # within its own clause a second request's habit may lead though it trails the whole prompt's
-        # ranking ("upgrade X first, then add a migration"): its rank and margin among that clause's
+        # a second request's habit trails the whole prompt's ranking though it leads its own clause
+        # ("upgrade X first, then add a migration"): its margin among that clause's candidates too
         clause_margin = None
         if u is not None and len(found.picked) > 1:
             row = found.unit_scores[u]
@@ -384,7 +386,9 @@ def _foreign_rule(unit: text.Clause, condition: text.Condition) -> str | None:
 
 
 def _rule(unit: text.Clause, condition: text.Condition, *, asked: bool = False) -> str | None:
-    """Why this clause cannot trigger this condition by the English rules, or None."""
+    """Why this clause cannot trigger this condition by the English rules, or None. A statement is no
+    mere mention when another clause of the prompt (`asked`) is a request: it says what the request is
+    about ("the reminders go out an hour late for some users. Fix it.")."""
     if unit.mood not in LIVE:
         return _MOOD_REASON.get(unit.mood)
     if unit.mood != "request" and not condition.event and not (unit.mood == "statement" and asked):
