@@ -280,6 +280,8 @@ def candidates(
     hub = gate.hubness(found.adapted_vector, reference)  # against conditions: the prompt they meet
     live = gate.live_probability(found.prompt_vector, found.kind, live_model)
     unit_live = [gate.live_probability(v, found.kind, live_model) for v in found.unit_vectors]
+    unit_rows = found.unit_scores.tolist()
+    tops = [sorted(row, reverse=True)[:2] for row in unit_rows]  # each clause's best two candidates
     out = []
     for j, index in enumerate(found.picked):
         condition = text.condition(habits[index].condition)
@@ -296,9 +298,8 @@ def candidates(
         # ("upgrade X first, then add a migration"): its margin among that clause's candidates too
         clause_margin = None
         if u is not None and len(found.picked) > 1:
-            row = found.unit_scores[u]
-            rest = float(max(v for k, v in enumerate(row) if k != j))
-            clause_margin = max(-MARGIN_CAP, min(MARGIN_CAP, float(row[j]) - rest))
+            score, (top, runner_up) = unit_rows[u][j], tops[u]
+            clause_margin = max(-MARGIN_CAP, min(MARGIN_CAP, score - (runner_up if score >= top else top)))
         asked = u is not None and any(o.mood == "request" for k, o in enumerate(query.units) if k != u)
         values = gate.features(
             best=best,
