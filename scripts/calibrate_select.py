@@ -6,10 +6,10 @@ Training data (all hand-written; none of it a blind set still unmeasured), each 
 against its own catalog: catalog A's dev sets in tests/fixtures/select/ (cases.jsonl, cases_blind.jsonl
 (named so historically; measured and tuned on, so dev data), train_multilingual.jsonl, dev_paste.jsonl,
 dev_followup.jsonl, dev_negation_multilingual.jsonl, outside_dev.jsonl), and every blind select set
-whose one measurement is recorded in docs/quality.md (tests/fixtures/blind/select to select_l, catalogs
-A, B, D, F, H, J and L: twelve writers who never saw the code). Once measured, a blind set is spent: it is
-training data from then on, and the next figure that counts comes from a set written after it. Fitting
-on strangers' prompts and seven catalogs, not on one catalog's dev prompts alone, is what the blind sets
+whose one measurement is recorded in docs/quality.md (tests/fixtures/blind/select to select_m, catalogs
+A, B, D, F, H, J, L and M: thirteen sets by writers who never saw the code). Once measured, a blind set
+is spent: it is training data from then on, and the next figure that counts comes from a set written
+after it. Fitting on strangers' prompts and eight catalogs, not on one catalog's dev prompts alone, is what the blind sets
 of 2026-12-07 asked for (docs/quality.md: thresholds fitted on catalog A's dev prompts sat too high for
 anyone else's).
 
@@ -83,6 +83,7 @@ SETS = (  # (cases, catalog), under tests/fixtures
             "select_j",
             "select_k",
             "select_l",
+            "select_m",
         )
     ),
 )

@@ -407,3 +407,39 @@ def test_a_negated_or_hypothetical_request_in_another_language_is_vetoed(prompt:
 )
 def test_what_a_negation_in_another_language_does_not_reach_still_selects(prompt: str, expected: str) -> None:
     assert expected in decide(prompt)[0]
+
+
+def decide_among(prompt: str, ids: set[str]) -> tuple[list[str], dict[str, str]]:
+    """As decide, against a small catalog of the habits `ids` (the small-catalog gate)."""
+    embedder, habits, matrix = setup()
+    keep = [i for i, h in enumerate(habits) if h.id in ids]
+    few = [habits[i] for i in keep]
+    query = judge.analyse(prompt)
+    found = judge.retrieve(embedder, matrix[keep], query)
+    verdict = judge.local_judge(embedder, few, query, found, limit=3)
+    return sorted(few[i].id for i in verdict.selected), {few[i].id: r for i, r in verdict.reasons.items()}
+
+
+def test_a_second_request_reaches_the_habit_that_leads_its_own_clause() -> None:
+    # the migration leads the whole prompt; the pull request, second overall, leads its own clause
+    prompt = "Write the migration for the new invoices table, then open a pull request for it."
+    assert sorted(decide(prompt)[0]) == ["h11", "h17"]
+    few = {"h01", "h09", "h10", "h11", "h12", "h29"}
+    prompt = "update all our npm packages to their latest versions and then write a Dockerfile for the api"
+    assert decide_among(prompt, few)[0] == ["h10", "h29"]
+
+
+def test_a_statement_yields_to_a_request_in_another_clause() -> None:
+    condition = text.condition("When writing error messages shown to users")
+    statement = text.clauses("Our error message for a failed payment shows a raw stack trace")[0]
+    assert statement.mood == "statement"
+    assert judge._rule(statement, condition) == "mere_mention"
+    assert judge._rule(statement, condition, asked=True) is None
+    said = "Our error message for a failed payment shows a raw stack trace."
+    assert decide(said)[1]["h32"] == "mere_mention"
+    assert "h32" in decide(said + " Make it friendlier for customers.")[0]
+
+
+def test_a_question_stays_a_mention_beside_a_request() -> None:
+    selected, reasons = decide("what should a good commit message look like? and fix the typo in the README")
+    assert "h01" not in selected and reasons["h01"] == "mere_mention"

@@ -68,7 +68,9 @@ LIVE = ("request", "question", "statement")
 # ("the tests fail. don't fix them yet" selected "When a test fails" at 0.98). Habit-grouped CV
 # (docs/quality.md): no veto F1 0.708 (P 0.927, R 0.572); negated, hypothetical and mention 0.720
 # (0.932, 0.586; near-miss false selections 43 -> 33); with different action too 0.730 (0.932, 0.600;
-# near misses 21, "remove the debug logging" no longer selects "When adding logging").
+# near misses 21, "remove the debug logging" no longer selects "When adding logging"). A veto does not
+# yield to a confident gate: on strangers' prompts the vetoed pairs at 0.90 or more were 25 false to 12
+# true (docs/quality.md, 2026-12-07).
 VETO = frozenset(("negated", "hypothetical_or_future", "mere_mention", "different_action"))
 
 
@@ -278,6 +280,8 @@ def candidates(
     hub = gate.hubness(found.adapted_vector, reference)  # against conditions: the prompt they meet
     live = gate.live_probability(found.prompt_vector, found.kind, live_model)
     unit_live = [gate.live_probability(v, found.kind, live_model) for v in found.unit_vectors]
+    unit_rows = found.unit_scores.tolist()
+    tops = [sorted(row, reverse=True)[:2] for row in unit_rows]  # each clause's best two candidates
     out = []
     for j, index in enumerate(found.picked):
         condition = text.condition(habits[index].condition)
@@ -290,11 +294,19 @@ def candidates(
         following = found.best_bp[j + 1] / 10000 if j + 1 < len(found.best_bp) else found.second
         following = hub if following is None else following
         other = following if j == 0 else found.best_bp[0] / 10000
+        # a second request's habit trails the whole prompt's ranking though it leads its own clause
+        # ("upgrade X first, then add a migration"): its margin among that clause's candidates too
+        clause_margin = None
+        if u is not None and len(found.picked) > 1:
+            score, (top, runner_up) = unit_rows[u][j], tops[u]
+            clause_margin = max(-MARGIN_CAP, min(MARGIN_CAP, score - (runner_up if score >= top else top)))
+        asked = u is not None and any(o.mood == "request" for k, o in enumerate(query.units) if k != u)
         values = gate.features(
             best=best,
             condition=float(found.condition_scores[j]),
             raw=float(found.raw_scores[j]),
             rival=float(found.rival_scores[j]),
+            clause_margin=clause_margin,
             margin=max(-MARGIN_CAP, min(MARGIN_CAP, best - other)),
             first=j == 0,
             live=live,
@@ -310,7 +322,7 @@ def candidates(
         if unit is None:
             why = None
         elif english:
-            why = _rule(unit, condition)
+            why = _rule(unit, condition, asked=asked)
         else:
             why = _foreign_rule(unit, condition)
         out.append((j, values, why))
@@ -374,11 +386,13 @@ def _foreign_rule(unit: text.Clause, condition: text.Condition) -> str | None:
     return None
 
 
-def _rule(unit: text.Clause, condition: text.Condition) -> str | None:
-    """Why this clause cannot trigger this condition by the English rules, or None."""
+def _rule(unit: text.Clause, condition: text.Condition, *, asked: bool = False) -> str | None:
+    """Why this clause cannot trigger this condition by the English rules, or None. A statement is no
+    mere mention when another clause of the prompt (`asked`) is a request: it says what the request is
+    about ("the reminders go out an hour late for some users. Fix it.")."""
     if unit.mood not in LIVE:
         return _MOOD_REASON.get(unit.mood)
-    if unit.mood != "request" and not condition.event:
+    if unit.mood != "request" and not condition.event and not (unit.mood == "statement" and asked):
         return "mere_mention"
     if unit.mood == "statement" and "…" in unit.text:
         return "quoted_text"
