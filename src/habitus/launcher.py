@@ -22,6 +22,7 @@ def main() -> None:
         sys.stdout.write(f"habitus {__version__}\n")
         return
     if hookmode.is_hook_call(argv):
+        hookmode.one_thread()  # before the client copies the environment the worker runs the call in
         from habitus.worker import client
 
         code = client.run(argv)
