@@ -58,6 +58,7 @@ def _seed(root: Path) -> Path:
             "type": "assistant",
             "sessionId": "b",
             "uuid": "a1",
+            "parentUuid": "u1",
             "message": {
                 "role": "assistant",
                 "content": [{"type": "text", "text": "Committed with a message naming the change."}],
@@ -92,9 +93,14 @@ def _events(transcript: Path, n: int) -> dict[str, dict[str, object]]:
             },
         },
     ]
+    # Linked to the last record, as Claude Code writes them: the reader follows the chain of uuids back
+    # from the last record, and an unlinked prompt is not part of the turn (nothing would be captured).
+    parent = json.loads(transcript.read_bytes().splitlines()[-1])["uuid"]
     with transcript.open("a") as handle:
         for line in lines:
-            handle.write(json.dumps({**line, "uuid": uuid.uuid4().hex}) + "\n")
+            ident = uuid.uuid4().hex
+            handle.write(json.dumps({**line, "uuid": ident, "parentUuid": parent}) + "\n")
+            parent = ident
     base = {"session_id": "b", "transcript_path": str(transcript), "cwd": str(transcript.parent)}
     return {
         "SessionStart": {**base, "hook_event_name": "SessionStart", "source": "startup"},

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import orjson
+import pytest
 
 from conftest import run
 from habitus.errors import HabitusError
@@ -62,3 +64,16 @@ def test_a_logged_message_is_redacted(state_root: Path) -> None:
                     command="capture", harness="generic")  # fmt: skip
     data = (state_root / "errors.jsonl").read_bytes()
     assert secret.encode() not in data and b"[REDACTED:openai_key]" in data
+
+
+def test_a_hook_runs_blas_on_one_thread_unless_the_user_chose_a_count(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from habitus import hookmode
+
+    for name in hookmode.ONE_THREAD:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    hookmode.one_thread()
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "1" and os.environ["MKL_NUM_THREADS"] == "1"
+    assert os.environ["OMP_NUM_THREADS"] == "3"  # the user's own setting stands

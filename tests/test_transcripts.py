@@ -243,6 +243,41 @@ def test_tail_reads_only_the_end_and_widens_for_the_prompt() -> None:
     assert narrow.turns[-1].user == turn.user  # the window doubled until the prompt was inside
 
 
+REAL_DEV = Path(__file__).parent / "fixtures" / "analyze_real_dev"
+
+
+def test_a_stop_reads_claude_code_s_last_turn_from_the_end_only() -> None:
+    """A 3.4 MB real session: the Stop hook's read covers the last turns, not the 4 MiB window."""
+    path = REAL_DEV / "entire-cc90f6622c5b-1.jsonl"
+    turn, chunk = last_turn(path, format="claude-code")
+    whole = read_tail(path, format="claude-code")
+    assert turn == whole.turns[-1] and turn is not None and turn.user == "commit"
+    assert 2 <= len(chunk.turns) < len(whole.turns) // 4
+
+
+def test_the_last_claude_code_turn_is_the_same_from_a_small_window(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cut a real session after every assistant record (where a Stop can come) and read its last turn
+    from a 16 KiB first window: the same turn as from 4 MiB, also where the window would start between
+    a slash command (/pr) and the skill text it expands to, which alone reads as the prompt."""
+    from habitus.harness import transcripts
+
+    monkeypatch.setitem(transcripts.FIRST_WINDOW, "claude-code", 16 * 1024)
+    data = (REAL_DEV / "entire-8e0a64736bc7-0.jsonl").read_bytes()
+    cut = tmp_path / "session.jsonl"
+    end = compared = 0
+    for line in data.splitlines(keepends=True):
+        end += len(line)
+        if b'"type":"assistant"' not in line.replace(b" ", b""):
+            continue
+        cut.write_bytes(data[:end])
+        turn, _ = last_turn(cut, format="claude-code")
+        assert turn == read_tail(cut, format="claude-code").turns[-1], end
+        compared += 1
+    assert compared > 50
+
+
 def test_missing_file_is_not_found(tmp_path: Path) -> None:
     with pytest.raises(HabitusError) as info:
         read_transcript(tmp_path / "nope.jsonl")

@@ -345,12 +345,17 @@ def test_a_warm_hook_loads_only_the_client_s_habitus_modules(state_root: Path) -
     written (an editable install under PYTHONDONTWRITEBYTECODE), and tomllib alone costs 20-30 ms on a
     loaded machine, so a new import on this path costs every hook call."""
     prepare(state_root)
-    probe = (
-        "import sys; sys.argv = ['habitus', 'select', '--harness', 'claude-code']\n"
+    probe = (  # a served call leaves by os._exit: the list is written on the way out
+        "import os, sys; sys.argv = ['habitus', 'select', '--harness', 'claude-code']\n"
+        "leave = os._exit\n"
+        "def report(code):\n"
+        "    sys.stderr.write('MODULES=' + ','.join(sorted(m for m in sys.modules if m.startswith('habitus')\n"
+        "        or m in ('tomllib', 're', 'json'))))\n"
+        "    sys.stderr.flush()\n"
+        "    leave(code)\n"
+        "os._exit = report\n"
         "from habitus.launcher import main\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "sys.stderr.write('MODULES=' + ','.join(sorted(m for m in sys.modules if m.startswith('habitus')\n"
-        "    or m in ('tomllib', 're', 'json'))))\n"
+        "main()\n"
     )
     with stopped_after(state_root):
         served = wait_ready(state_root)["served"]

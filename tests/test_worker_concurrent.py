@@ -284,3 +284,26 @@ def test_an_idle_worker_leaves_with_its_serving_processes(state_root: Path) -> N
     assert done.stdout.split(b"\n")[0] == b"True []"
     assert not (state_root / "worker.sock").exists()
     assert status(state_root)["running"] is False
+
+
+def test_the_serving_processes_compute_on_one_thread(state_root: Path) -> None:
+    """A select over a few habits multiplies matrices large enough for OpenBLAS to start its threads,
+    which on cores the agent keeps busy made a warm select 2-3 times slower: the worker's processes
+    keep to one thread (os.cpu_count() of them otherwise)."""
+    prepare(state_root)
+    for n, topic in enumerate(("a database migration", "the changelog", "a flaky test", "a code review")):
+        habit = {
+            "condition": f"When working on {topic}",
+            "behavior": f"Do note it in TODO {n}.",
+            "polarity": 1,
+        }
+        assert run(["habit", "declare"], habit).exit == 0
+    warm = env_for(state_root)
+    for name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
+        warm.pop(name, None)
+    with stopped_after(state_root):
+        worker = wait_ready(state_root)["pid"]
+        for _ in range(2 * MEMBERS):
+            assert HABIT["behavior"].encode() in hook(["select"], EVENT, warm).stdout
+        for pid in [worker, *call_processes(worker)]:
+            assert len(os.listdir(f"/proc/{pid}/task")) == 1, pid

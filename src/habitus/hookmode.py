@@ -91,6 +91,20 @@ def read_settings(root: str | os.PathLike[str]) -> Settings:
         return Settings()
 
 
+# Thread counts of the BLAS libraries numpy may be built on (OpenBLAS, MKL, Accelerate, OpenMP builds).
+# A hook's matrix products are small: on 2 cores that the agent keeps busy, OpenBLAS's second thread
+# waits for a core and spins when it has one, which measured 16-60 ms per product (and slowed the
+# embedding model beside it) against 0.2 ms on one thread (docs/speed.md).
+ONE_THREAD = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "OMP_NUM_THREADS")
+
+
+def one_thread() -> None:
+    """Run BLAS on one thread in this process and its children, unless the user set a count: a hook
+    never competes with the agent for cores. Read when numpy loads, so call it before."""
+    for name in ONE_THREAD:
+        os.environ.setdefault(name, "1")
+
+
 # -- which command line is a hook call -------------------------------------------------------------
 
 

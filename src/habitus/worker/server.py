@@ -518,6 +518,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write("usage: python -m habitus.worker.server ABSOLUTE_ROOT\n")
         return 2
     os.umask(0o077)
+    hookmode.one_thread()  # before preload loads numpy: every call it serves is a hook's
     worker = Worker(Path(args[0]))
     try:
         if not worker.claim():

@@ -319,23 +319,40 @@ def _links(fmt: str, obj: dict[str, Any]) -> tuple[str | None, str | None]:
 
 
 def read_tail(
-    path: Path | str, *, max_bytes: int = TAIL_BYTES, format: str | None = None, limit: int = MAX_TAIL_BYTES
+    path: Path | str,
+    *,
+    max_bytes: int = TAIL_BYTES,
+    format: str | None = None,
+    limit: int = MAX_TAIL_BYTES,
+    turns: int = 1,
 ) -> TranscriptChunk:
     """The turns at the end of a transcript, reading at most max_bytes (doubling, up to `limit`, while
-    the window holds no turn or the last turn's prompt lies before it)."""
+    the window holds fewer than `turns` turns or the last turn's prompt lies before it)."""
     path = Path(path)
     handle, size = _open(path)
     handle.close()
     window = max(1, max_bytes)
     while True:
         chunk = read_transcript(path, start_offset=max(0, size - window), max_bytes=window, format=format)
-        complete = bool(chunk.turns) and not chunk.turns[-1].continued
+        complete = len(chunk.turns) >= turns and not chunk.turns[-1].continued
         if complete or window >= size or window >= limit:
             return chunk
         window = min(window * 2, limit)
 
 
+# A Claude Code turn is read from its own records (the session id is on each, links run backwards), so a
+# window that also holds the turn before it gives the same last turn as a larger one (a window starting
+# between a slash command and its expansion would not: hence the turn before). Real sessions run to
+# megabytes, and 4 MiB of JSON cost a Stop hook 16-24 ms where 256 KiB costs 1-2 (docs/speed.md). Codex
+# and Gemini files carry the session id, rewinds and updates in earlier records: read as before.
+FIRST_WINDOW = {"claude-code": 256 * 1024}
+
+
 def last_turn(path: Path | str, *, format: str | None = None) -> tuple[Turn | None, TranscriptChunk]:
     """The last turn of a transcript (None when it holds none), and the chunk it came from."""
-    chunk = read_tail(path, format=format)
+    window = FIRST_WINDOW.get(format or "")
+    if window is not None:
+        chunk = read_tail(path, max_bytes=window, format=format, turns=2)
+    else:
+        chunk = read_tail(path, format=format)
     return (chunk.turns[-1] if chunk.turns else None), chunk
