@@ -14,7 +14,13 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import settings
 
+from habitus import hookmode
 from habitus.cli import root as cli_root
+
+# The suite runs its processes side by side on few cores, as hooks run beside an agent: BLAS on one
+# thread in them and in every process they start (results are the same; tests/test_select_eval.py and
+# tests/test_advise_judge.py took 79 s with OpenBLAS's default threads and 44 s with one, 2026-12-07).
+hookmode.one_thread()
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("HABITUS_SHARED", REPO.parent / "shared"))
