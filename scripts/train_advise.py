@@ -3,7 +3,7 @@
     .venv/bin/python scripts/train_advise.py [--model NAME] [--check]
 
 Reads every labelled advise slice the project may train on (TRAIN: the dev sets of tests/fixtures/advise,
-the outside dev set, and the blind sets advise and advise_b, spent since their one measurement) with the
+the outside dev set, and the blind sets advise, advise_b and advise_c, spent since their one measurement) with the
 32 habits of tests/fixtures/select/habits.jsonl, all approved, and the situation labels of
 tests/fixtures/advise/about.jsonl for compliant slices (which habit's situation a slice holds where no
 note is due). Every (slice, habit) pair is one example.
@@ -46,11 +46,12 @@ from habitus.state.root import StateRoot  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures"
 DEV = ("cases", "train", "heldout", "fresh", "dev_multilingual", "law_dev", "outside_dev")
-# Sets written by people who never saw the code (outside_dev, and the two spent blind sets).
-STRANGERS = ("outside_dev", "blind_advise", "blind_advise_b")
+# Sets written by people who never saw the code (outside_dev, and the spent blind sets).
+STRANGERS = ("outside_dev", "blind_advise", "blind_advise_b", "blind_advise_c")
 TRAIN = {name: FIXTURES / "advise" / f"{name}.jsonl" for name in DEV} | {
     "blind_advise": FIXTURES / "blind" / "advise" / "cases.jsonl",
     "blind_advise_b": FIXTURES / "blind" / "advise_b" / "cases.jsonl",
+    "blind_advise_c": FIXTURES / "blind" / "advise_c" / "cases.jsonl",
 }
 ABOUT = FIXTURES / "advise" / "about.jsonl"
 LAW = parse(None)
