@@ -14,11 +14,13 @@ from habitus.advise.slice import Entry, Slice
 
 # Dev figures the semantic judge must keep, in-sample (it is trained on every dev set; its honest dev
 # figures come from habit-grouped cross-validation, scripts/cv_advise.py): lowest recall, most false notes.
-# Since 2026-12-07 its thresholds are chosen on strangers' compliant and quiet turns (at most 4 in 100 with
+# Since 2026-12-07 its thresholds are chosen on strangers' compliant and quiet turns (at most 3 in 100 with
 # a false note, out of fold), not on these slices: train.jsonl's compliant turns, short and in eight
-# languages, get 3 false notes in 85 slices (t001 raises h04 for a version bumped and called ready,
-# t059 h25 for a folder deleted as asked in Portuguese, t063 h27 for a branch named well in Chinese).
-FLOORS = {"train.jsonl": (0.3, 3), "dev_multilingual.jsonl": (0.3, 1)}
+# languages, get 4 false notes in 85 slices (t001 raises h04 for a version bumped and called ready,
+# t057 h23 for an exception caught by type in Russian, t059 h25 for a folder deleted as asked in
+# Portuguese, t063 h27 for a branch named well in Chinese); with the stronger ridge penalty its recall
+# there rose 0.34 -> 0.40.
+FLOORS = {"train.jsonl": (0.35, 4), "dev_multilingual.jsonl": (0.3, 1)}
 
 
 def _eval(name: str) -> dict:
