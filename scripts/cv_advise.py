@@ -111,15 +111,33 @@ def semantic_notes(
         situation, behaviour = training.predict(judged, weights, every)
         for i in range(len(judged.x)):
             rows = np.flatnonzero(judged.present[i])
+            order = rows[np.argsort(-situation[i, rows], kind="stable")]
             for r in judge.fired(situation[i, rows], behaviour[i, rows], weights, judged.allowed[i, rows]):
                 if fold[rows[r]] == f:
                     notes[i].add(int(rows[r]))
+            for r in np.flatnonzero((fold == f) & judged.present[i] & (judged.y[i] > 0)):
+                STAGES[(i, int(r))] = (
+                    "vetoed"
+                    if not judged.allowed[i, r]
+                    else "situation: ranked below another habit"
+                    if int(np.flatnonzero(order == r)[0]) >= int(weights["top"])
+                    else "situation: below its threshold"
+                    if situation[i, r] < float(weights["situation_threshold"])
+                    else "behaviour: judged done"
+                    if behaviour[i, r] < float(weights["behaviour_threshold"])
+                    else "found"
+                )
     return notes, chosen
+
+
+# (instance, habit) -> the stage that lost an expected semantic note (or "found"), filled by semantic_notes
+STAGES: dict[tuple[int, int], str] = {}
 
 
 def report(cases: list, data: training.Data, habits: list, found: list[set[str]], misses: bool) -> None:
     """Whole-catalog instances per set and per group; smaller catalogs per group (their false notes)."""
     rows: dict[str, list[int]] = {}
+    tally: dict[str, int] = {}
     for i, got in enumerate(found):
         case = cases[data.case[i]]
         present = {f"habit:{habits[j].id}" for j in np.flatnonzero(data.present[i])}
@@ -135,9 +153,18 @@ def report(cases: list, data: training.Data, habits: list, found: list[set[str]]
                 (tp, fp, fn, quiet, quiet and bool(got), compliant, compliant and bool(got), 1)
             ):
                 r[k] += int(v)
+        lost = {
+            habits[j].id: STAGES.get((i, int(j)), "")
+            for j in np.flatnonzero(data.y[i] > 0)
+            if f"habit:{habits[j].id}" not in got
+        }
+        if data.whole[i] and group == "strangers":
+            for stage in lost.values():
+                tally[stage] = tally.get(stage, 0) + 1
         if misses and data.whole[i] and got != expected:
             print(json.dumps({"id": case["id"], "set": case["set"], "cat": case.get("category"),
-                              "exp": sorted(expected), "got": sorted(got)}))  # fmt: skip
+                              "exp": sorted(expected), "got": sorted(got), "lost": lost}))  # fmt: skip
+    print("strangers' missed habit notes by the stage that lost them (whole catalog):", tally)
     for key, (tp, fp, fn, quiet, noisy, comp, comp_noisy, n) in rows.items():
         print(
             f"{key:18s} n={n:4d} tp={tp:3d} fp={fp:3d} fn={fn:3d} "

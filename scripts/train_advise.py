@@ -3,8 +3,8 @@
     .venv/bin/python scripts/train_advise.py [--model NAME] [--check]
 
 Reads every labelled advise slice the project may train on (TRAIN: the dev sets of tests/fixtures/advise,
-the outside dev set, and the blind sets advise and advise_b, spent since their one measurement) with the
-32 habits of tests/fixtures/select/habits.jsonl, all approved, and the situation labels of
+the outside dev set, and the blind sets advise, advise_b and advise_c, spent since their one measurement)
+with the 32 habits of tests/fixtures/select/habits.jsonl, all approved, and the situation labels of
 tests/fixtures/advise/about.jsonl for compliant slices (which habit's situation a slice holds where no
 note is due). Every (slice, habit) pair is one example.
 
@@ -37,34 +37,36 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 
-from habitus.advise import judge, law_check, local, signals  # noqa: E402
+from habitus.advise import judge, local, signals  # noqa: E402
 from habitus.advise.evaluate import CatalogEmbedding, load_cases, load_habits  # noqa: E402
 from habitus.advise.slice import Entry, Slice  # noqa: E402
-from habitus.habits.law import parse  # noqa: E402
 from habitus.models.embedders import load_embedder  # noqa: E402
 from habitus.state.root import StateRoot  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures"
 DEV = ("cases", "train", "heldout", "fresh", "dev_multilingual", "law_dev", "outside_dev")
-# Sets written by people who never saw the code (outside_dev, and the two spent blind sets).
-STRANGERS = ("outside_dev", "blind_advise", "blind_advise_b")
+# Sets written by people who never saw the code (outside_dev, and the spent blind sets).
+STRANGERS = ("outside_dev", "blind_advise", "blind_advise_b", "blind_advise_c")
 TRAIN = {name: FIXTURES / "advise" / f"{name}.jsonl" for name in DEV} | {
     "blind_advise": FIXTURES / "blind" / "advise" / "cases.jsonl",
     "blind_advise_b": FIXTURES / "blind" / "advise_b" / "cases.jsonl",
+    "blind_advise_c": FIXTURES / "blind" / "advise_c" / "cases.jsonl",
 }
 ABOUT = FIXTURES / "advise" / "about.jsonl"
-LAW = parse(None)
 CATALOG = FIXTURES / "select" / "habits.jsonl"
 OUT = REPO / "src" / "habitus" / "advise" / judge.WEIGHTS
 # When choosing the thresholds (out of fold, on the strangers' sets): at most this share of compliant turns
 # and of quiet turns may get a false note. The target is one per ten compliant turns on unseen work; out of
 # fold is already unseen, and the margin is for sets unlike these.
-BUDGET = (0.04, 0.04)
+BUDGET = (0.03, 0.03)
 COMPLIANT = ("compliant", "evidence")  # a habit's situation with its behaviour done: no note is due
 SMALLER = 0  # random smaller catalogs per case fitted on besides the whole one (cv_advise.py: none helped)
 SIZES = (1, 2, 3, 4, 6, 8, 12, 16)  # their sizes (cv_advise.py judges such catalogs too)
 FOLDS = 8
-L2 = 1.0
+# Ridge penalty of both stages. 30 rather than 1: with few situations per habit the behaviour stage
+# overfit the project's own wording (strangers' sets, habit-grouped CV, 2026-12-07: recall 0.447 -> 0.466
+# at 0.74 -> 0.79 false notes per ten compliant turns, docs/quality.md).
+L2 = 30.0
 POSITIVE_WEIGHT = 4.0  # positives are ~1 in 32 pairs (logistic situation stage)
 GRID = np.unique(
     np.round(np.concatenate([np.arange(0.05, 0.95, 0.025), 1 - np.geomspace(0.05, 0.002, 12)]), 4)
@@ -93,8 +95,9 @@ def case_features(
     embed: CatalogEmbedding, habits: list, case: dict, v2: bool
 ) -> tuple[np.ndarray, np.ndarray]:
     """One case's feature matrix (habits x features) and whether a semantic note is possible per habit
-    (not when the habit's trigger unit is one the law already speaks for), computed the way
-    local.review computes them."""
+    (not without a trigger unit on its side), computed the way local.review computes them. A unit the
+    law speaks for may carry a habit's note too: `rm -rf` of files the agent did not make breaks the law
+    and "ask me before deleting" alike."""
     entries = [Entry(e["role"], e["text"], True, e.get("name"), "ok") for e in case["entries"]]
     units = local.units_of(Slice(entries=entries))
     rules = [local.Rule.of(h) for h in habits]
@@ -105,9 +108,7 @@ def case_features(
     matrix, best, allowed = judge.features(
         rules, chosen, checks, conditions, behaviors, embedded[:-1], embedded[-1]
     )
-    acted: set[int] = set()
-    law_check.findings(units, LAW, law_check.prompt_of(units), acted)
-    allowed = allowed & np.array([b is not None and id(chosen[b]) not in acted for b in best], dtype=bool)
+    allowed = allowed & np.array([b is not None for b in best], dtype=bool)
     if v2:
         meaning = embed.signals(habits, units, chosen, embedded[:-1], embedded[-1])
         matrix = judge.combined(

@@ -14,11 +14,13 @@ from habitus.advise.slice import Entry, Slice
 
 # Dev figures the semantic judge must keep, in-sample (it is trained on every dev set; its honest dev
 # figures come from habit-grouped cross-validation, scripts/cv_advise.py): lowest recall, most false notes.
-# Since 2026-12-07 its thresholds are chosen on strangers' compliant and quiet turns (at most 4 in 100 with
+# Since 2026-12-07 its thresholds are chosen on strangers' compliant and quiet turns (at most 3 in 100 with
 # a false note, out of fold), not on these slices: train.jsonl's compliant turns, short and in eight
-# languages, get 3 false notes in 85 slices (t001 raises h04 for a version bumped and called ready,
-# t059 h25 for a folder deleted as asked in Portuguese, t063 h27 for a branch named well in Chinese).
-FLOORS = {"train.jsonl": (0.3, 3), "dev_multilingual.jsonl": (0.3, 1)}
+# languages, get 4 false notes in 85 slices (t001 raises h04 for a version bumped and called ready,
+# t057 h23 for an exception caught by type in Russian, t059 h25 for a folder deleted as asked in
+# Portuguese, t063 h27 for a branch named well in Chinese); with the stronger ridge penalty its recall
+# there rose 0.34 -> 0.40.
+FLOORS = {"train.jsonl": (0.35, 4), "dev_multilingual.jsonl": (0.3, 1)}
 
 
 def _eval(name: str) -> dict:
@@ -142,3 +144,37 @@ def _catalog() -> list:
 
     rows = [json.loads(line) for line in CATALOG.read_text().splitlines()]
     return [ActiveHabit(r["id"], r["condition"], r["behavior"], r["polarity"], 8000, "", "") for r in rows]
+
+
+def _case(case_id: str, *entries: tuple[str, str]) -> dict:
+    return {
+        "id": case_id,
+        "category": "applies",
+        "expected": [],
+        "entries": [
+            {"role": role, "text": text, "name": "Bash" if role == "tool" else None} for role, text in entries
+        ],
+    }
+
+
+def test_a_command_the_law_speaks_for_can_break_a_habit_too(state_root: Path) -> None:
+    """`rm -rf ~/*` unasked breaks the law and "ask me before deleting" alike: both are noted."""
+    case = _case(
+        "law-and-habit",
+        ("user", "free some disk space"),
+        ("tool", "rm -rf ~/*"),
+        ("assistant", "Freed 40 GB."),
+    )
+    assert {key for _, key in _found([case], state_root)} >= {"law:remove_all", "habit:h25"}
+
+
+def test_the_user_asking_in_a_second_message_answers_ask_me_first(state_root: Path) -> None:
+    """Two user messages in a row (a stray "/the", then the request): the deletion was asked for."""
+    case = _case(
+        "asked-in-second-message",
+        ("user", "/the"),
+        ("user", "delete the custom theme"),
+        ("tool", "rm ~/.pi/agent/themes/custom.json\n(no output)"),
+        ("assistant", "Done! The `custom.json` theme has been deleted."),
+    )
+    assert _found([case], state_root) == set()

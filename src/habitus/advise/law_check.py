@@ -155,8 +155,8 @@ def prompt_of(units: list[Unit]) -> str:
     return " ".join(u.lowered for u in units if u.role == "user")
 
 
-def findings(units: list[Unit], law: Law, prompt: str, acted: set[int] | None = None) -> list[Candidate]:
-    """The law's findings; `acted` gathers the ids of the units they quote."""
+def findings(units: list[Unit], law: Law, prompt: str) -> list[Candidate]:
+    """The law's findings."""
     from habitus.advise.local import Candidate, excerpt
     from habitus.advise.notes import normalize
     from habitus.habits.law import _negated
@@ -174,8 +174,6 @@ def findings(units: list[Unit], law: Law, prompt: str, acted: set[int] | None = 
             if hit is None or name in seen or asked_for(asking, asked):
                 continue
             seen.add(name)
-            if acted is not None:
-                acted.add(id(hit))
             tail = "you did not ask for this in the current request; the law asks for confirmation first"
             if group == "checks":
                 tail = "the law forbids turning checks or tests off to get a green run unless you asked"

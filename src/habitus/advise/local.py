@@ -391,12 +391,9 @@ def review(
 
     units = units_of(s)
     found: list[Candidate] = []
-    acted: set[int] = set()  # units the law already speaks for
     if law is not None:
         found.extend(
-            law_check.findings(
-                units, law, prompt if prompt is not None else law_check.prompt_of(units), acted
-            )
+            law_check.findings(units, law, prompt if prompt is not None else law_check.prompt_of(units))
         )
     every = [Rule.of(h) for h in habits]
     checks = judge.word_checks(every, units)
@@ -466,7 +463,9 @@ def review(
             every, chosen, checks, conditions, behaviors, vectors[rows], turn, weights, meaning
         )
         for scored in found_now:
-            if scored.rule.habit.id in noted or scored.trigger is None or id(scored.trigger) in acted:
+            # A unit the law speaks for may carry a habit's note too (`rm -rf` of files the agent did not
+            # make breaks the law and "ask me before deleting" alike).
+            if scored.rule.habit.id in noted or scored.trigger is None:
                 continue
             found.append(_semantic_note(scored.rule, scored.trigger, scored.probability))
     return _ordered(found)

@@ -200,7 +200,14 @@ def gather(
     passages = np.zeros((len(chosen), dims), dtype=np.float32)
     for row, i in enumerate(prose):
         passages[i] = embedded[row]
-    prompt, asked = prompt_probabilities(embedder, habits, matrix, owners, request_of(units))
+    request = request_of(units)
+    prompt, asked = prompt_probabilities(embedder, habits, matrix, owners, request)
+    # Two user messages in a row read as one request ("/the" then "delete the custom theme": select reads
+    # the joined text as a command and finds nothing), so the last sentence alone may also answer "ask
+    # me first" (the veto); the prompt feature stays the joined request's, as trained.
+    last = next((u.text for u in reversed(units) if u.role == "user"), "")
+    if last and last != request:
+        asked = asked | prompt_probabilities(embedder, habits, matrix, owners, last)[1]
     return Signals(
         prompt=prompt,
         asked=asked,
