@@ -6,7 +6,9 @@ The state root holds 100 approved habits (bench_select's catalog and generated o
 10,000 memories (bench_memory's corpus), with capture and advise on: every hook `hooks install` writes
 does its work. The prompt asks for a release check and a file read, so select injects guidance and the
 turn has a tool call. Each round runs the client once with hooks and once without (a second home with
-nothing installed), alternating, after warm-up rounds; each figure is the median. The note gives both
+nothing installed), alternating, after warm-up rounds, each turn once the worker has finished what
+the turn before queued after its answer (harness.settle: a person's next prompt comes later than that);
+each figure is the median. The note gives both
 medians and the difference, which is what the target bounds (+150 ms per turn once warm).
 
 Claude Code, Codex and Gemini also run, in the same rounds, a third home with the hooks laid out as
@@ -29,7 +31,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from harness import HABITUS, REPO, Row
+from harness import HABITUS, REPO, Row, settle
 
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "src"))
@@ -136,7 +138,12 @@ def run(runs: int) -> list[Row]:
                 without: list[float] = []
                 per_command: list[float] = []
                 for index in range(WARMUP + rounds):
-                    pair = (_turn(hooked, clients.PROMPT), _turn(plain, clients.PROMPT))
+                    # each turn starts with no review of an earlier one still running, as a person's does
+                    settle(root)
+                    first = _turn(hooked, clients.PROMPT)
+                    settle(root)
+                    pair = (first, _turn(plain, clients.PROMPT))
+                    settle(root)
                     old = _turn(legacy, clients.PROMPT) if legacy is not None else None
                     if index >= WARMUP:
                         with_hooks.append(pair[0])
@@ -155,6 +162,7 @@ def run(runs: int) -> list[Row]:
                 if worker:
                     cold = []
                     for _ in range(max(3, rounds // 2)):
+                        settle(root)
                         _stop_worker(env)
                         cold.append(_turn(hooked, clients.PROMPT))
                     cold_ms = statistics.median(cold) * 1000

@@ -10,6 +10,10 @@
   in parallel); warm, and cold (no worker running: the first turn, which also starts the worker);
 - the ratios cold/warm in the notes. The lead re-measures on an idle machine.
 
+Every warm sample starts once the worker has used no CPU for 0.2 s (harness.settle): a Stop's review
+runs after its answer, and a person's next prompt comes after it is done; back to back, the samples
+timed the last turn's review as well (a warm select 99 ms instead of ~50, 2026-12-07).
+
 Each call appends its turn's exchange to the session transcript first, so that every Stop captures and
 reviews new work, one answer in four a release claim the judge reads (until 2026-12-07 the transcript
 was written once, so every Stop after the first had nothing new and its review cost nothing).
@@ -184,7 +188,7 @@ def _env(root: Path, worker: bool) -> dict[str, str]:
 
 
 def run(runs: int) -> list[Row]:
-    from harness import time_command
+    from harness import settle, time_command
 
     python = median_ms(time_command([sys.executable, "-c", "pass"], runs=runs))
     rows: list[Row] = [Row("python3 -c pass (baseline: the load of this run)", python, runs)]
@@ -204,18 +208,22 @@ def run(runs: int) -> list[Row]:
             _ready(root, transcript)
             for n in range(runs + 1):
                 for key in HOOKS:
+                    settle(root)  # the previous Stop's review, queued after its answer, is done
                     sample = _one(key[0], _events(transcript, n)[key[1]], _env(root, True))
                     if n:
                         warm[key].append(sample)
             hooked: dict[str, list[float]] = {"UserPromptSubmit": [], "Stop": []}
             for n in range(runs + 1):
                 for name in hooked:
+                    settle(root)
                     sample = _one("hook", _events(transcript, n)[name], _env(root, True))
                     if n:
                         hooked[name].append(sample)
             warm_turns, per_command_turns = [], []
             for n in range(runs):  # interleaved: the same load for both layouts
+                settle(root)
                 warm_turns.append(_turn(transcript, n, _env(root, True)))
+                settle(root)
                 per_command_turns.append(_turn(transcript, n, _env(root, True), per_command=True))
             cold_turns = []
             for n in range(max(3, runs // 3)):

@@ -80,3 +80,52 @@ def machine() -> str:
     except (OSError, ValueError, IndexError):
         memory = "unknown memory"
     return f"{platform.system()} {platform.machine()}, {cores} cores, {memory}, Python {platform.python_version()}"
+
+
+def settle(root: Path, *, quiet_s: float = 0.2, limit_s: float = 10.0) -> None:
+    """Wait until the warm worker of `root` (and every process it forked) has used no CPU for `quiet_s`:
+    the review a Stop queued after its answer is done, as it is when a person types the next prompt.
+    Without it, back-to-back samples time the previous turn's review as well as the hook."""
+    import json
+
+    habitus = Path(sys.executable).parent / "habitus"
+    env = {**os.environ, "HABITUS_HOME": str(root)}
+    done = subprocess.run([str(habitus), "worker", "status"], capture_output=True, env=env, check=False)
+    try:
+        main = int(json.loads(done.stdout).get("pid") or 0)
+    except (ValueError, AttributeError):
+        return
+    if not main:
+        return
+    ticks, since, started = -1, time.monotonic(), time.monotonic()
+    while time.monotonic() - started < limit_s:
+        now = _tree_ticks(main)
+        if now != ticks:
+            ticks, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet_s:
+            return
+        time.sleep(0.02)
+
+
+def _tree_ticks(main: int) -> int:
+    """CPU ticks (user + system) of `main` and its descendants, from /proc."""
+    parents: dict[int, int] = {}
+    ticks: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(entry)] = int(fields[1])
+        ticks[int(entry)] = int(fields[11]) + int(fields[12])
+    tree, frontier = {main}, [main]
+    while frontier:
+        parent = frontier.pop()
+        for pid, ppid in parents.items():
+            if ppid == parent and pid not in tree:
+                tree.add(pid)
+                frontier.append(pid)
+    return sum(ticks.get(pid, 0) for pid in tree)
