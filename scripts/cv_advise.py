@@ -3,7 +3,8 @@
     .venv/bin/python scripts/cv_advise.py [--model NAME] [--folds 8] [--budget 0.03] [--misses]
 
 Every training set of scripts/train_advise.py (the dev sets, the outside dev set and the spent blind
-sets), each with its own catalog. The (catalog, habit) pairs are split into folds; for
+sets), each with its own catalog, and the sets of other catalogs (training.OTHER_CATALOGS), judged by
+scorers fitted on the training sets alone. The (catalog, habit) pairs are split into folds; for
 each fold the scorer is fitted on the other habits' pairs, its thresholds chosen on those habits'
 out-of-fold predictions (an inner cross-validation, as train_advise.py chooses them), and it judges the
 held-out habits: a habit's notes never come from a scorer that saw it labelled. The word rules and the
@@ -146,7 +147,13 @@ def report(cases: list, data: training.Data, habits: list, found: list[set[str]]
         tp, fp, fn = len(got & expected), len(got - expected), len(expected - got)
         quiet = not expected
         compliant = quiet and case.get("category") in training.COMPLIANT
-        group = "strangers" if case["set"] in training.STRANGERS else "own"
+        group = (
+            "strangers"
+            if case["set"] in training.STRANGERS
+            else "other catalogs"
+            if case["set"] in training.OTHER_CATALOGS
+            else "own"
+        )
         keys = (case["set"], group, "all") if data.whole[i] else (f"{group} (smaller)",)
         for key in keys:
             r = rows.setdefault(key, [0] * 8)
@@ -203,7 +210,7 @@ def main() -> None:
     parser.add_argument("--misses", action="store_true")
     args = parser.parse_args()
     habits, columns = training.load_catalogs()
-    cases = training.load_all()
+    cases = training.load_all(training.TRAIN | training.OTHER_CATALOGS)
     with tempfile.TemporaryDirectory() as home:
         inner = training.embedder_for(StateRoot(Path(home)), args.model)
         embedder = Cached(inner, Path(tempfile.gettempdir()) / f"cv-advise-{inner.model_id}.pkl")
@@ -214,8 +221,9 @@ def main() -> None:
         embedder.save()
     counted = data.counted if args.count == "strangers" else np.ones(len(data.x), bool)
     budget = tuple(float(v) for v in args.budget.split(","))
-    fitted_on = data if args.fit_smaller else data.where(data.whole)
-    counted = counted if args.fit_smaller else counted[data.whole]
+    trained = np.array([cases[c]["set"] in training.TRAIN for c in data.case])
+    fitted_on = data.where(trained if args.fit_smaller else data.whole & trained)
+    counted = counted[trained if args.fit_smaller else data.whole & trained]
     notes, chosen = semantic_notes(fitted_on, v2, args.folds, (budget[0], budget[-1]), counted, judged=data)
     print(
         "thresholds per fold:",

@@ -3,9 +3,9 @@
     .venv/bin/python scripts/train_advise.py [--model NAME] [--check]
 
 Reads every labelled advise slice the project may train on (TRAIN: the dev sets of tests/fixtures/advise,
-the outside dev set, and the blind sets advise, advise_b, advise_c and advise_d, spent since their one
-measurement), each against its own catalog, all approved (catalog A, the 32 habits of
-tests/fixtures/select/habits.jsonl, for all but advise D, which has its own 20), and the situation
+the outside dev set, and the blind sets advise, advise_b and advise_c, spent since their one
+measurement), each against the catalog it was written for, all approved (so far all catalog A, the 32
+habits of tests/fixtures/select/habits.jsonl), and the situation
 labels of tests/fixtures/advise/about.jsonl for compliant slices (which habit's situation a slice holds
 where no note is due; a compliant slice without them is left out of the situation stage). Every
 (slice, habit of its catalog) pair is one example; a habit is a column of its own per catalog, so folds
@@ -49,7 +49,7 @@ from habitus.state.root import StateRoot  # noqa: E402
 FIXTURES = REPO / "tests" / "fixtures"
 DEV = ("cases", "train", "heldout", "fresh", "dev_multilingual", "law_dev", "outside_dev")
 # Sets written by people who never saw the code (outside_dev, and the spent blind sets).
-STRANGERS = ("outside_dev", "blind_advise", "blind_advise_b", "blind_advise_c", "blind_advise_d")
+STRANGERS = ("outside_dev", "blind_advise", "blind_advise_b", "blind_advise_c")
 ABOUT = FIXTURES / "advise" / "about.jsonl"
 CATALOG = FIXTURES / "select" / "habits.jsonl"  # catalog A
 # Each set with the catalog it was written against.
@@ -57,10 +57,6 @@ TRAIN = {name: (FIXTURES / "advise" / f"{name}.jsonl", CATALOG) for name in DEV}
     "blind_advise": (FIXTURES / "blind" / "advise" / "cases.jsonl", CATALOG),
     "blind_advise_b": (FIXTURES / "blind" / "advise_b" / "cases.jsonl", CATALOG),
     "blind_advise_c": (FIXTURES / "blind" / "advise_c" / "cases.jsonl", CATALOG),
-    "blind_advise_d": (
-        FIXTURES / "blind" / "advise_d" / "cases.jsonl",
-        FIXTURES / "blind" / "advise_d" / "habits.jsonl",
-    ),
 }
 OUT = REPO / "src" / "habitus" / "advise" / judge.WEIGHTS
 # When choosing the thresholds (out of fold, on the strangers' sets): at most this share of compliant turns
@@ -81,12 +77,23 @@ GRID = np.unique(
 )
 
 
+# Sets on catalogs of their own, never trained on: scripts/cv_advise.py judges them with scorers fitted on
+# TRAIN, a measure of a catalog the scorer has not seen (advise D: 4 of its 44 broken habits found as a
+# blind set; with it in training, 5 out of fold, and the real-session test got a false note, 2026-12-07).
+OTHER_CATALOGS = {
+    "blind_advise_d": (
+        FIXTURES / "blind" / "advise_d" / "cases.jsonl",
+        FIXTURES / "blind" / "advise_d" / "habits.jsonl",
+    ),
+}
+
+
 def load_catalogs() -> tuple[list[Any], dict[Path, np.ndarray]]:
     """Every training catalog's habits in one list (ids unique across catalogs) and, per catalog file,
     the indexes of its habits in that list."""
     habits: list[Any] = []
     columns: dict[Path, np.ndarray] = {}
-    for catalog in dict.fromkeys(path for _, path in TRAIN.values()):
+    for catalog in dict.fromkeys(path for _, path in (TRAIN | OTHER_CATALOGS).values()):
         own = load_habits(catalog)
         columns[catalog] = np.arange(len(habits), len(habits) + len(own))
         habits += own
@@ -95,8 +102,8 @@ def load_catalogs() -> tuple[list[Any], dict[Path, np.ndarray]]:
     return habits, columns
 
 
-def load_all() -> list[dict[str, Any]]:
-    """Every training case, with `set` (its file's name), `catalog` (its catalog's path) and `about`
+def load_all(sets: dict[str, tuple[Path, Path]] = TRAIN) -> list[dict[str, Any]]:
+    """Every case of `sets` (default: the training sets), with `set` (its file's name), `catalog` (its catalog's path) and `about`
     (from ABOUT where it has one)."""
     about: dict[tuple[str, str], list[str]] = {}
     for line in ABOUT.read_text("utf-8").splitlines():
@@ -104,7 +111,7 @@ def load_all() -> list[dict[str, Any]]:
             row = json.loads(line)
             about[(row["file"], row["id"])] = row["about"]
     out = []
-    for name, (path, catalog) in TRAIN.items():
+    for name, (path, catalog) in sets.items():
         file = str(path.relative_to(FIXTURES))
         for case in load_cases(path):
             case["set"], case["catalog"] = name, catalog
