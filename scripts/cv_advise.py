@@ -3,7 +3,8 @@
     .venv/bin/python scripts/cv_advise.py [--model NAME] [--folds 8] [--budget 0.03] [--misses]
 
 Every training set of scripts/train_advise.py (the dev sets, the outside dev set and the spent blind
-sets) with the 32 habits of tests/fixtures/select/habits.jsonl. The habits are split into folds; for
+sets), each with its own catalog, and the sets of other catalogs (training.OTHER_CATALOGS), judged by
+scorers fitted on the training sets alone. The (catalog, habit) pairs are split into folds; for
 each fold the scorer is fitted on the other habits' pairs, its thresholds chosen on those habits'
 out-of-fold predictions (an inner cross-validation, as train_advise.py chooses them), and it judges the
 held-out habits: a habit's notes never come from a scorer that saw it labelled. The word rules and the
@@ -31,7 +32,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 import train_advise as training  # noqa: E402
 
 from habitus.advise import judge, local  # noqa: E402
-from habitus.advise.evaluate import CatalogEmbedding, load_habits  # noqa: E402
+from habitus.advise.evaluate import CatalogEmbedding  # noqa: E402
 from habitus.advise.slice import Entry, Slice  # noqa: E402
 from habitus.habits.law import parse  # noqa: E402
 from habitus.state.root import StateRoot  # noqa: E402
@@ -72,15 +73,16 @@ class Cached:
         return str(getattr(self.inner, "kind", "added"))
 
 
-def word_notes(embed: CatalogEmbedding, habits: list, cases: list) -> list[set[str]]:
-    """What the word rules and the law raise on each case (no semantic notes)."""
+def word_notes(embed: CatalogEmbedding, habits: list, cases: list, columns: dict) -> list[set[str]]:
+    """What the word rules and the law raise on each case against its own catalog (no semantic notes)."""
     law = parse(None)
     out = []
     trained, judge.weights_for = judge.weights_for, lambda _model_id: None  # the word rules alone
     try:
         for case in cases:
             entries = [Entry(e["role"], e["text"], True, e.get("name"), "ok") for e in case["entries"]]
-            out.append({c.key for c in local.review(Slice(entries=entries), habits, law, embed=embed)})
+            own = [habits[j] for j in columns[case["catalog"]]]
+            out.append({c.key for c in local.review(Slice(entries=entries), own, law, embed=embed)})
     finally:
         judge.weights_for = trained
     return out
@@ -145,7 +147,13 @@ def report(cases: list, data: training.Data, habits: list, found: list[set[str]]
         tp, fp, fn = len(got & expected), len(got - expected), len(expected - got)
         quiet = not expected
         compliant = quiet and case.get("category") in training.COMPLIANT
-        group = "strangers" if case["set"] in training.STRANGERS else "own"
+        group = (
+            "strangers"
+            if case["set"] in training.STRANGERS
+            else "other catalogs"
+            if case["set"] in training.OTHER_CATALOGS
+            else "own"
+        )
         keys = (case["set"], group, "all") if data.whole[i] else (f"{group} (smaller)",)
         for key in keys:
             r = rows.setdefault(key, [0] * 8)
@@ -201,20 +209,21 @@ def main() -> None:
     )
     parser.add_argument("--misses", action="store_true")
     args = parser.parse_args()
-    habits = load_habits(training.CATALOG)
-    cases = training.load_all()
+    habits, columns = training.load_catalogs()
+    cases = training.load_all(training.TRAIN | training.OTHER_CATALOGS)
     with tempfile.TemporaryDirectory() as home:
         inner = training.embedder_for(StateRoot(Path(home)), args.model)
         embedder = Cached(inner, Path(tempfile.gettempdir()) / f"cv-advise-{inner.model_id}.pkl")
         embed = CatalogEmbedding(embedder, habits)
         v2 = training.reads_signals(embedder) and not args.v1
-        data = training.examples(embed, habits, cases, v2, smaller=args.smaller)
-        words = [set() for _ in cases] if args.no_words else word_notes(embed, habits, cases)
+        data = training.examples(embed, habits, cases, v2, smaller=args.smaller, columns=columns)
+        words = [set() for _ in cases] if args.no_words else word_notes(embed, habits, cases, columns)
         embedder.save()
     counted = data.counted if args.count == "strangers" else np.ones(len(data.x), bool)
     budget = tuple(float(v) for v in args.budget.split(","))
-    fitted_on = data if args.fit_smaller else data.where(data.whole)
-    counted = counted if args.fit_smaller else counted[data.whole]
+    trained = np.array([cases[c]["set"] in training.TRAIN for c in data.case])
+    fitted_on = data.where(trained if args.fit_smaller else data.whole & trained)
+    counted = counted[trained if args.fit_smaller else data.whole & trained]
     notes, chosen = semantic_notes(fitted_on, v2, args.folds, (budget[0], budget[-1]), counted, judged=data)
     print(
         "thresholds per fold:",

@@ -178,3 +178,31 @@ def test_the_user_asking_in_a_second_message_answers_ask_me_first(state_root: Pa
         ("assistant", "Done! The `custom.json` theme has been deleted."),
     )
     assert _found([case], state_root) == set()
+
+
+def test_the_training_scripts_judge_each_set_against_its_own_catalog() -> None:
+    """scripts/train_advise.py and cv_advise.py read each labelled set with the catalog it was written
+    for (advise D has its own 20 habits): every expected habit is in the case's own catalog, a habit is a
+    column of its own per catalog (folds by column hold out (catalog, habit) groups), and the smaller
+    catalogs are drawn from the case's own habits only."""
+    import importlib.util
+
+    import numpy as np
+
+    repo = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("train_advise", repo / "scripts" / "train_advise.py")
+    assert spec is not None and spec.loader is not None
+    training = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(training)
+    habits, columns = training.load_catalogs()
+    assert len({h.id for h in habits}) == len(habits) == sum(len(c) for c in columns.values())
+    other = training.OTHER_CATALOGS["blind_advise_d"][1]
+    assert len(columns[other]) == 20 and not set(columns[other]) & set(columns[training.CATALOG])
+    cases = training.load_all(training.TRAIN | training.OTHER_CATALOGS)
+    assert {c["set"] for c in cases} == set(training.TRAIN) | set(training.OTHER_CATALOGS)
+    for case in cases:
+        own = {habits[j].id for j in columns[case["catalog"]]}
+        assert {k[6:] for k in case["expected"] if k.startswith("habit:")} <= own, case["id"]
+    own = [columns[training.CATALOG], columns[other]]
+    for drawn, every in zip(training.catalogs(own, 5), own, strict=True):
+        assert np.array_equal(drawn[0], every) and all(set(c) <= set(every) for c in drawn[1:])
