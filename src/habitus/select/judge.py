@@ -282,6 +282,7 @@ def candidates(
     unit_live = [gate.live_probability(v, found.kind, live_model) for v in found.unit_vectors]
     unit_rows = found.unit_scores.tolist()
     tops = [sorted(row, reverse=True)[:2] for row in unit_rows]  # each clause's best two candidates
+    requests = [k for k, o in enumerate(query.units) if o.mood == "request"]
     out = []
     for j, index in enumerate(found.picked):
         condition = text.condition(habits[index].condition)
@@ -300,7 +301,7 @@ def candidates(
         if u is not None and len(found.picked) > 1:
             score, (top, runner_up) = unit_rows[u][j], tops[u]
             clause_margin = max(-MARGIN_CAP, min(MARGIN_CAP, score - (runner_up if score >= top else top)))
-        asked = u is not None and any(o.mood == "request" for k, o in enumerate(query.units) if k != u)
+        asked = u is not None and any(k != u for k in requests)  # another clause asks for something
         values = gate.features(
             best=best,
             condition=float(found.condition_scores[j]),
