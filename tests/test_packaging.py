@@ -73,7 +73,8 @@ def test_the_wheel_carries_man_pages_completions_the_pi_extension_and_the_licens
         assert any(n.startswith("habitus/schemas/") and n.endswith(".json") for n in names)
         assert not [n for n in names if "__pycache__" in n or n.startswith(("tests/", ".venv", "man/"))]
         metadata = email.message_from_bytes(archive.read(f"habitus-{__version__}.dist-info/METADATA"))
-        entry_points = archive.read(f"habitus-{__version__}.dist-info/entry_points.txt").decode()
+        script = archive.read(f"habitus-{__version__}.data/scripts/habitus").decode()
+        mode = archive.getinfo(f"habitus-{__version__}.data/scripts/habitus").external_attr >> 16
     assert metadata["Name"] == "habitus" and metadata["Version"] == __version__
     assert metadata["License-Expression"] == "Apache-2.0" and metadata["License-File"] == "LICENSE"
     assert metadata["Author"] or metadata["Author-email"]
@@ -88,7 +89,10 @@ def test_the_wheel_carries_man_pages_completions_the_pi_extension_and_the_licens
     )
     assert "claude-code" in metadata["Keywords"] and "codex" in metadata["Keywords"]
     assert "Reviewed habits" in metadata["Summary"] and "## Harnesses" in metadata.get_payload()
-    assert "habitus = habitus.launcher:main" in entry_points
+    # The command is the wheel's own script (installers write the environment's python into `#!python`),
+    # not a generated console script, whose wrapper imports `re` before habitus (docs/speed.md).
+    assert script.startswith("#!python\n") and mode & 0o111
+    assert "from habitus.launcher import main" in script and "import re" not in script
 
 
 def test_hooks_print_names_the_pi_extension_in_pis_own_format() -> None:
@@ -156,6 +160,10 @@ def _runs(program: Path, env: dict[str, str]) -> None:
         return done.stdout.decode()
 
     assert habitus("--version") == f"habitus {__version__}\n"
+    # The wheel's own script, its `#!python` made this environment's interpreter: no `import re` first.
+    script = program.read_bytes()
+    assert script.startswith(b"#!/") and b"from habitus.launcher import main" in script
+    assert b"import re" not in script
     (extension,) = json.loads(habitus("hooks", "print", "--harness", "pi"))["extensions"]
     assert Path(extension).read_bytes() == (REPO / "integrations" / "pi" / "habitus.ts").read_bytes()
     assert REPO not in Path(extension).parents  # the installed package's copy, not this checkout's

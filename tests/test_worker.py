@@ -14,6 +14,7 @@ import signal
 import socket
 import stat
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BIN, run
+from conftest import BIN, REPO, run
 from obs_helpers import payloads
 from worker_helpers import (
     EVENT,
@@ -69,6 +70,36 @@ def test_the_warm_worker_answers_every_hook_exactly_as_the_hook_process_would(st
         assert after["ready"] and after["code"].startswith("0.")
     assert not (state_root / "errors.jsonl").exists()
     assert not (state_root / "worker.sock").exists()  # stop removes its socket
+
+
+def test_a_served_hook_process_imports_the_thin_client_alone(state_root: Path) -> None:
+    """The `habitus` command (entry/habitus, as installed) hands a hook to the worker without `re`, click
+    or the rest of habitus: what pip's console-script wrapper imported first cost 5-20 ms a hook."""
+    prepare(state_root)
+    expected = in_process(state_root, ["select"], EVENT)
+    with stopped_after(state_root):
+        before = wait_ready(state_root)["served"]
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-X",
+                "importtime",
+                str(REPO / "entry" / "habitus"),
+                "select",
+                "--harness",
+                "claude-code",
+            ],
+            input=json.dumps(EVENT).encode(),
+            capture_output=True,
+            timeout=90,
+            env=env_for(state_root),
+            check=False,
+        )
+        assert done.returncode == 0 and done.stdout == expected
+        assert status(state_root)["served"] == before + 1  # the worker answered it
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.decode().splitlines() if "|" in line}
+    assert {"habitus.launcher", "habitus.worker.client"} <= imported
+    assert not imported & {"re", "click", "habitus.cli", "json", "tomllib", "typing"}, imported
 
 
 def test_status_and_stop_follow_the_json_contract(state_root: Path) -> None:

@@ -1,6 +1,6 @@
-"""The console-script entry point: answers `--version` (and hook calls under HABITUS_NO_HOOKS) before
-click is even imported, and hands a hook call to the warm worker (habitus.worker.client, standard
-library only) when one can take it.
+"""What the `habitus` command (entry/habitus) runs: answers `--version` (and hook calls under
+HABITUS_NO_HOOKS) before click is even imported, and hands a hook call to the warm worker
+(habitus.worker.client, standard library only) when one can take it.
 
 Everything else, and every hook call the worker does not answer, goes to `habitus.cli`.
 """
