@@ -154,7 +154,7 @@ def test_retrieval_matrix_reads_the_stored_behaviours_and_fails_closed_without_o
     embedder = load_embedder(root())
     with ledger() as led:
         chosen = active_habits(led.conn, load_law(led.root))
-        matrix, owners, behaviors = retrieval_matrix(led.conn, chosen, embedder.model_id, embedder.dims)
+        matrix, _, behaviors = retrieval_matrix(led.conn, chosen, embedder.model_id, embedder.dims)
         fresh = embedder.embed([field_input("behavior", h.behavior) for h in chosen])
         assert behaviors.shape == (2, embedder.dims) and np.allclose(behaviors, fresh, atol=1e-6)
         assert not np.allclose(behaviors, matrix[:2])  # the behaviour rows, not the conditions again
