@@ -178,16 +178,16 @@ def _in_process(root: str, runs: int) -> list[Row]:
     embedder = load_embedder(state)
     with Ledger.open_read(state, wait=5) as ledger:  # type: ignore[union-attr]
         habits = active_habits(ledger.conn, load_law(state))
-        matrix, owners = retrieval_matrix(ledger.conn, habits, embedder.model_id, embedder.dims)
+        matrix, owners, behaviors = retrieval_matrix(ledger.conn, habits, embedder.model_id, embedder.dims)
         read = median_ms(time_call(lambda: retrieval_matrix(ledger.conn, active_habits(ledger.conn, load_law(state)),
                                                             embedder.model_id, embedder.dims), runs=runs))  # fmt: skip
     queries = [judge.analyse(p) for p in PROMPTS]
     counter = iter(range(10**9))
 
     def retrieval() -> None:
-        judge.retrieve(embedder, matrix, queries[next(counter) % len(queries)], owners)
+        judge.retrieve(embedder, matrix, queries[next(counter) % len(queries)], owners, behaviors=behaviors)
 
-    found = [judge.retrieve(embedder, matrix, q, owners) for q in queries]
+    found = [judge.retrieve(embedder, matrix, q, owners, behaviors=behaviors) for q in queries]
 
     def judging() -> None:
         n = next(counter) % len(queries)

@@ -6,8 +6,8 @@ Training data (all hand-written; none of it a blind set still unmeasured), each 
 against its own catalog: catalog A's dev sets in tests/fixtures/select/ (cases.jsonl, cases_blind.jsonl
 (named so historically; measured and tuned on, so dev data), train_multilingual.jsonl, dev_paste.jsonl,
 dev_followup.jsonl, dev_negation_multilingual.jsonl, outside_dev.jsonl), and every blind select set
-whose one measurement is recorded in docs/quality.md (tests/fixtures/blind/select to select_m, catalogs
-A, B, D, F, H, J, L and M: thirteen sets by writers who never saw the code). Once measured, a blind set
+whose one measurement is recorded in docs/quality.md (tests/fixtures/blind/select to select_n, catalogs
+A, B, D, F, H, J, L, M and N: fourteen sets by writers who never saw the code). Once measured, a blind set
 is spent: it is training data from then on, and the next figure that counts comes from a set written
 after it. Fitting on strangers' prompts and eight catalogs, not on one catalog's dev prompts alone, is what the blind sets
 of 2026-12-07 asked for (docs/quality.md: thresholds fitted on catalog A's dev prompts sat too high for
@@ -84,6 +84,7 @@ SETS = (  # (cases, catalog), under tests/fixtures
             "select_k",
             "select_l",
             "select_m",
+            "select_n",
         )
     ),
 )
@@ -221,6 +222,10 @@ def small_catalogs(embedder, catalogs, prepared):  # type: ignore[no-untyped-def
         name: embedder.embed([field_input("condition", h.condition) for h in habits])
         for name, habits in catalogs.items()
     }
+    behaviors = {
+        name: embedder.embed([field_input("behavior", h.behavior) for h in habits])
+        for name, habits in catalogs.items()
+    }
     out = []
     for item in prepared:
         habits, matrix = item.habits, matrices[item.catalog]
@@ -230,7 +235,7 @@ def small_catalogs(embedder, catalogs, prepared):  # type: ignore[no-untyped-def
         expected = [i for i, h in enumerate(habits) if h.id in item.case.expected]
         others = [i for i in rng.permutation(len(habits)) if i not in expected]
         keep = sorted(expected + others[: max(0, size - len(expected))])
-        found = judge.retrieve(embedder, matrix[keep], item.query)
+        found = judge.retrieve(embedder, matrix[keep], item.query, behaviors=behaviors[item.catalog][keep])
         found.picked = [keep[j] for j in found.picked]
         case = evaluate.Case(
             item.case.id + "~small",

@@ -134,13 +134,14 @@ def test_select_judges_the_request_as_it_judges_a_prompt(state_root: Path) -> No
     habits = load_habits(CATALOG)
     embedder = load_embedder(StateRoot(state_root))
     conditions = embedder.embed([field_input("condition", h.condition) for h in habits])
+    behaviors = embedder.embed([field_input("behavior", h.behavior) for h in habits])
     index = [h.id for h in habits].index("h04")
     probability, asked = signals.prompt_probabilities(
-        embedder, habits, conditions, None, "bump the version to 2.0 please"
+        embedder, habits, conditions, None, behaviors, "bump the version to 2.0 please"
     )
     assert asked[index] and probability[index] > 0.5 and probability.argmax() == index
     probability, asked = signals.prompt_probabilities(
-        embedder, habits, conditions, None, "don't bump the version yet, I'll tell you when"
+        embedder, habits, conditions, None, behaviors, "don't bump the version yet, I'll tell you when"
     )
     assert probability[index] == 0.0 and not asked.any()  # select's veto: negated
 

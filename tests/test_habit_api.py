@@ -147,6 +147,26 @@ def test_condition_matrix_matches_fresh_embeddings_in_order() -> None:
     assert best.id == first["id"]
 
 
+def test_retrieval_matrix_reads_the_stored_behaviours_and_fails_closed_without_one() -> None:
+    from habitus.habits.vectors import retrieval_matrix
+
+    declared(*GOFMT), declared(*ERRORS)
+    embedder = load_embedder(root())
+    with ledger() as led:
+        chosen = active_habits(led.conn, load_law(led.root))
+        matrix, _, behaviors = retrieval_matrix(led.conn, chosen, embedder.model_id, embedder.dims)
+        fresh = embedder.embed([field_input("behavior", h.behavior) for h in chosen])
+        assert behaviors.shape == (2, embedder.dims) and np.allclose(behaviors, fresh, atol=1e-6)
+        assert not np.allclose(behaviors, matrix[:2])  # the behaviour rows, not the conditions again
+        with led.tx():
+            led.conn.execute(
+                "DELETE FROM habit_vectors WHERE field = 'behavior' AND habit_id = ?", (chosen[0].id,)
+            )
+        with pytest.raises(HabitusError) as caught:
+            retrieval_matrix(led.conn, chosen, embedder.model_id, embedder.dims)
+        assert caught.value.code == "vectors_stale"
+
+
 def test_vectors_of_another_model_are_never_used_and_recheck_rebuilds(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from habit_helpers import copy_default_model
 

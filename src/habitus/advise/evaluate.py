@@ -132,8 +132,10 @@ class CatalogEmbedding:
     def signals(self, habits: list[Any], units: list[Any], chosen: list[Any], vectors: Any, turn: Any) -> Any:
         from habitus.advise import signals
 
-        conditions, _ = self.habit_vectors(habits)
-        return signals.gather(self.embedder, habits, conditions, None, units, chosen, vectors, turn)
+        conditions, behaviors = self.habit_vectors(habits)
+        return signals.gather(
+            self.embedder, habits, conditions, None, behaviors, units, chosen, vectors, turn
+        )
 
 
 def evaluate(root: Any, habits: list[Any], cases: list[dict[str, Any]]) -> Report:

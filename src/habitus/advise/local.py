@@ -587,9 +587,11 @@ class Embedding:
         assert self.ledger is not None, "reviewing needs the ledger"
         embedder = self.embedder
         try:
-            matrix, owners = retrieval_matrix(self.ledger.conn, habits, embedder.model_id, embedder.dims)
+            matrix, owners, behaviors = retrieval_matrix(
+                self.ledger.conn, habits, embedder.model_id, embedder.dims
+            )
         except HabitusError as exc:
             if exc.code != "vectors_stale":
                 raise
             return None
-        return signals.gather(embedder, habits, matrix, owners, units, chosen, vectors, turn)
+        return signals.gather(embedder, habits, matrix, owners, behaviors, units, chosen, vectors, turn)

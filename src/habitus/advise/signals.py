@@ -130,10 +130,15 @@ def whole_text(units: list[Unit]) -> str:
 
 
 def prompt_probabilities(
-    embedder: Any, habits: list[ActiveHabit], matrix: np.ndarray, owners: Any, prompt: str
+    embedder: Any,
+    habits: list[ActiveHabit],
+    matrix: np.ndarray,
+    owners: Any,
+    behaviors: np.ndarray,
+    prompt: str,
 ) -> tuple[np.ndarray, np.ndarray]:
     """select's local judgement of `prompt` against `habits` (the same analyse, retrieval, gate and
-    vetoes; `matrix`/`owners` as habitus.habits.vectors.retrieval_matrix gives them): each habit's
+    vetoes; `matrix`/`owners`/`behaviors` as habitus.habits.vectors.retrieval_matrix gives them): each habit's
     probability (0 for one not retrieved or vetoed), and whether it reaches the gate's threshold.
     Nothing when select has no gate for the model."""
     import numpy as np
@@ -147,7 +152,7 @@ def prompt_probabilities(
     if not prompt.strip() or not habits:
         return out, selected
     query = select_judge.analyse(prompt)
-    found = select_judge.retrieve(embedder, matrix, query, owners)
+    found = select_judge.retrieve(embedder, matrix, query, owners, behaviors=behaviors)
     if not found.picked:
         return out, selected
     try:
@@ -167,6 +172,7 @@ def gather(
     habits: list[ActiveHabit],
     matrix: np.ndarray,
     owners: Any,
+    behaviors: np.ndarray,
     units: list[Unit],
     chosen: list[Unit],
     vectors: np.ndarray,
@@ -201,13 +207,13 @@ def gather(
     for row, i in enumerate(prose):
         passages[i] = embedded[row]
     request = request_of(units)
-    prompt, asked = prompt_probabilities(embedder, habits, matrix, owners, request)
+    prompt, asked = prompt_probabilities(embedder, habits, matrix, owners, behaviors, request)
     # Two user messages in a row read as one request ("/the" then "delete the custom theme": select reads
     # the joined text as a command and finds nothing), so the last sentence alone may also answer "ask
     # me first" (the veto); the prompt feature stays the joined request's, as trained.
     last = next((u.text for u in reversed(units) if u.role == "user"), "")
     if last and last != request:
-        asked = asked | prompt_probabilities(embedder, habits, matrix, owners, last)[1]
+        asked = asked | prompt_probabilities(embedder, habits, matrix, owners, behaviors, last)[1]
     return Signals(
         prompt=prompt,
         asked=asked,

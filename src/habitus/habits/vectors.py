@@ -180,9 +180,10 @@ def cached(
 
 
 def condition_matrix(
-    conn: sqlite3.Connection, habits: list[ActiveHabit], model_id: str, dims: int
+    conn: sqlite3.Connection, habits: list[ActiveHabit], model_id: str, dims: int, field: str = "condition"
 ) -> np.ndarray:
-    """The cached condition vectors of these habits, one row each in the same order (float32).
+    """The cached condition (or behaviour) vectors of these habits, one row each in the same order
+    (float32).
 
     Fails closed with `vectors_stale` when any habit has no current vector for this model."""
     import numpy as np
@@ -191,16 +192,15 @@ def condition_matrix(
     if not habits:
         return matrix
     index = {h.id: i for i, h in enumerate(habits)}
-    expected = {h.id: field_checksum("condition", h.condition) for h in habits}
+    expected = {h.id: field_checksum(field, getattr(h, field)) for h in habits}
     seen = set()
     ids = list(index)
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         marks = ", ".join("?" for _ in chunk)
         found = conn.execute(
-            "SELECT * FROM habit_vectors WHERE model_id = ? AND field = 'condition' "
-            f"AND habit_id IN ({marks})",
-            [model_id, *chunk],
+            f"SELECT * FROM habit_vectors WHERE model_id = ? AND field = ? AND habit_id IN ({marks})",
+            [model_id, field, *chunk],
         )
         for row in found:
             values = rows.verify("habit_vectors", row)
@@ -219,17 +219,20 @@ def condition_matrix(
 
 def retrieval_matrix(
     conn: sqlite3.Connection, habits: list[ActiveHabit], model_id: str, dims: int
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """What select compares a prompt with: one row per habit's condition (in habit order), then one per
-    example, and the habit index owning each row. Fails closed (`vectors_stale`) like condition_matrix."""
+    example, and the habit index owning each row; and one row per habit's behaviour (stored beside the
+    condition since vectors were first cached: no new row). Fails closed (`vectors_stale`) like
+    condition_matrix."""
     import numpy as np
 
     from habitus.habits import examples
 
     conditions = condition_matrix(conn, habits, model_id, dims)
+    behaviors = condition_matrix(conn, habits, model_id, dims, "behavior")
     extra, owners = examples.matrix(conn, [h.id for h in habits], model_id, dims)
     matrix = np.vstack([conditions, extra]) if len(extra) else conditions
-    return matrix, np.asarray([*range(len(habits)), *owners], dtype=np.int64)
+    return matrix, np.asarray([*range(len(habits)), *owners], dtype=np.int64), behaviors
 
 
 def reembed_approved(ledger: Ledger, embedder: Embedder) -> tuple[int, int]:

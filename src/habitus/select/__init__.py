@@ -12,7 +12,7 @@ The path (DESIGN.md section 6), every step failing closed:
 3. `active_habits`: approved, active, law-valid habits that apply here (personal ones, and project
    ones of the repository around the request's cwd), at most 100 by confidence then id, rows
    verified. None: answer now, before numpy or onnxruntime is imported.
-4. Load the embedding model and the cached condition vectors (`vectors_stale`, exit 3, when any is
+4. Load the embedding model and the cached condition and behaviour vectors (`vectors_stale`, exit 3, when any is
    missing or from another model); retrieve (judge.retrieve); judge (local, or `model:NAME`).
 5. Re-read the selected habits (`still_current`): anything disabled, reworded or out of law since
    step 3 means no guidance at all.
@@ -185,9 +185,9 @@ def _run(
     model_name = judge.judge_name(out.judge)
     embedder = load_embedder(ledger.root)
     out.model_id = embedder.model_id
-    matrix, owners = retrieval_matrix(ledger.conn, habits, embedder.model_id, embedder.dims)
+    matrix, owners, behaviors = retrieval_matrix(ledger.conn, habits, embedder.model_id, embedder.dims)
     query = judge.analyse(prompt, context)
-    found = judge.retrieve(embedder, matrix, query, owners)
+    found = judge.retrieve(embedder, matrix, query, owners, behaviors=behaviors)
     out.retrieved = len(found.picked)
     if not found.picked:
         out.reason = "nothing_retrieved"

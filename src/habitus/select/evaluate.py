@@ -3,7 +3,7 @@
 Cases are JSON lines `{"id", "prompt", "context", "expected", "category"}` (tests/fixtures/select/
 README.md; a context message is a string or a chat message `{"role", "content" or "text"}`); the habit catalog is JSON lines `{"id", "condition", "behavior", "polarity"}`. Every catalog
 habit is a candidate for every case. The judges run exactly as in `habitus select`: the condition
-vectors are what `habitus habit` caches (`field_input("condition", ...)`), then analyse, retrieve and
+and behaviour vectors are what `habitus habit` caches (`field_input("condition", ...)`), then analyse, retrieve and
 judge; only the ledger is left out.
 
 Scoring counts (case, habit) pairs: a selected habit that is expected is a true positive, one that is
@@ -161,10 +161,11 @@ def prepare(embedder: Embedder, habits: list[ActiveHabit], cases: list[Case]) ->
     from habitus.select import clip_context, judge
 
     matrix = embedder.embed([field_input("condition", h.condition) for h in habits])
+    behaviors = embedder.embed([field_input("behavior", h.behavior) for h in habits])
     out = []
     for case in cases:
         query = judge.analyse(case.prompt, clip_context(list(case.context)))
-        out.append(Prepared(case, query, judge.retrieve(embedder, matrix, query)))
+        out.append(Prepared(case, query, judge.retrieve(embedder, matrix, query, behaviors=behaviors)))
     return out
 
 

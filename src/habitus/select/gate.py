@@ -9,10 +9,10 @@ about the same thing: they score alike. The gate is two logistic models whose we
   it is what makes the gate work in every language the embedder reads;
 - the *pair model* reads, for one (prompt, habit) pair, the similarities (best of condition and
   exemplars, condition alone, margin over the next habit in the prompt and in the habit's best clause,
-  rank), the live probability of the prompt and of its best-matching clause, and the English rule
-  features of `text` (mood, quotation, talk about habits, the action lexicon, shared object words),
-  which count only for a prompt read as English. docs/quality.md gives the measured gain of each rule
-  feature.
+  rank; and with condition and behaviour together, and that margin), the live probability of the
+  prompt and of its best-matching clause, and the English rule features of `text` (mood, quotation,
+  talk about habits, the action lexicon, shared object words), which count only for a prompt read as
+  English. docs/quality.md gives the measured gain of each rule feature.
 
 Weights are per embedding model kind (e5, minilm), with a second fit for catalogs of fewer than
 SMALL_CATALOG habits (a habit's margin over the next one is wider there): a model without weights gets
@@ -58,6 +58,8 @@ FEATURES = (
     "raw",  # best cosine with the condition, the prompt not adapted
     "rival",  # how much nearer the habit than any other known situation (adapter.rivals)
     "clause_margin",  # as margin, among the candidates of the clause that matches the habit best
+    "joint",  # best cosine of the adapted prompt's texts with unit(condition + behaviour)
+    "joint_margin",  # joint over the best other habit's joint
 )
 RULES = ("blocked", "mention", "meta", "quoted", "same_action", "shared")
 
@@ -166,6 +168,8 @@ def features(
     raw: float = 0.0,
     rival: float = 0.0,
     clause_margin: float | None = None,
+    joint: float = 0.0,
+    joint_margin: float = 0.0,
 ) -> tuple[float, ...]:
     english = float(is_english(query.unquoted))
     catalog = min(1.0, math.log2(max(1, habits)) / 5)
@@ -202,4 +206,6 @@ def features(
         raw,
         rival,
         margin if clause_margin is None else clause_margin,
+        joint,
+        joint_margin,
     )

@@ -150,6 +150,8 @@ class Retrieval:
     condition_scores: Any  # (picked,) float32: the best cosine with the condition alone
     raw_scores: Any  # (picked,) float32: the same without the adapter
     rival_scores: Any  # (picked,) float32: adapter.rivals (zero without an adapter)
+    joint_scores: Any  # (picked,) float32: the best cosine with unit(condition + behaviour)
+    joint_margins: Any  # (picked,) float32: the same over the best other habit's, within +-MARGIN_CAP
     prompt_vector: Any  # (dims,) float32: the whole (unquoted) prompt
     adapted_vector: Any  # (dims,) float32: the same, as the adapter carries it towards conditions
     unit_vectors: Any  # (units, dims) float32: each clause (the whole prompt when there is one clause)
@@ -168,9 +170,13 @@ def query_texts(query: Query) -> list[str]:
     return texts
 
 
-def retrieve(embedder: Embedder, matrix: np.ndarray, query: Query, owners: Any = None) -> Retrieval:
+def retrieve(
+    embedder: Embedder, matrix: np.ndarray, query: Query, owners: Any = None, *, behaviors: np.ndarray
+) -> Retrieval:
     """Embed the prompt and its clauses; score each habit by its best row (its condition, and its
-    exemplars when `owners` maps extra rows to habit indexes); keep those reaching FLOOR_BP."""
+    exemplars when `owners` maps extra rows to habit indexes); keep those reaching FLOOR_BP.
+    `behaviors` holds each habit's behaviour vector (one row per habit, as the conditions): the gate
+    also reads the prompt against condition and behaviour together (`joint`)."""
     import numpy as np
 
     from habitus.select import adapter
@@ -187,6 +193,7 @@ def retrieve(embedder: Embedder, matrix: np.ndarray, query: Query, owners: Any =
     adapted = adapter.adapt(vectors, fitted)
     raw = scores[:, :habits].max(axis=0) if len(matrix) else np.zeros(0, dtype=np.float32)
     rival = adapter.rivals(adapted, matrix[:habits], fitted)
+    joint, joint_margin = _joint(adapted, matrix[:habits], behaviors)
     if fitted is not None and len(matrix):
         # The adapted prompt meets each condition, and a habit's exemplars join its condition: the mean
         # of the adapted exemplars (prompts carried into condition wording) is added to the condition's
@@ -214,6 +221,8 @@ def retrieve(embedder: Embedder, matrix: np.ndarray, query: Query, owners: Any =
         condition_scores=condition[order] if order else np.zeros(0, dtype=np.float32),
         raw_scores=raw[order] if order else np.zeros(0, dtype=np.float32),
         rival_scores=rival[order] if order else np.zeros(0, dtype=np.float32),
+        joint_scores=joint[order] if order else np.zeros(0, dtype=np.float32),
+        joint_margins=joint_margin[order] if order else np.zeros(0, dtype=np.float32),
         prompt_vector=vectors[0],
         adapted_vector=adapted[0],
         unit_vectors=unit_vectors,
@@ -223,6 +232,25 @@ def retrieve(embedder: Embedder, matrix: np.ndarray, query: Query, owners: Any =
     )
 
 
+def _joint(adapted: np.ndarray, conditions: np.ndarray, behaviors: np.ndarray) -> tuple[Any, Any]:
+    """Each habit's best cosine over the (adapted) prompt texts with unit(condition + behaviour), and
+    its margin over the best other habit's (within +-MARGIN_CAP; 0 with one habit). A paraphrase often
+    names what the behaviour speaks of rather than the condition's words ("the invoice totals are off
+    by a cent" for "When touching the billing code / Do run the Stripe webhook fixtures")."""
+    import numpy as np
+
+    if not len(conditions):
+        return np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.float32)
+    both = conditions + behaviors
+    both = both / np.maximum(np.linalg.norm(both, axis=1, keepdims=True), 1e-12)
+    scores = (adapted @ both.T).max(axis=0)
+    if len(scores) < 2:
+        return scores, np.zeros_like(scores)
+    top, second = np.sort(scores)[::-1][:2]
+    margin = np.where(scores >= top, scores - second, scores - top)
+    return scores, np.clip(margin, -MARGIN_CAP, MARGIN_CAP).astype(np.float32)
+
+
 def _nothing(embedder: Embedder) -> Retrieval:
     """The retrieval of a prompt that asks for nothing: no candidate (the model is not even run)."""
     import numpy as np
@@ -230,7 +258,7 @@ def _nothing(embedder: Embedder) -> Retrieval:
     empty = np.zeros(0, dtype=np.float32)
     vector = np.zeros(embedder.dims, dtype=np.float32)
     return Retrieval(
-        [], [], np.zeros((0, 0), dtype=np.float32), empty, empty, empty, vector, vector,
+        [], [], np.zeros((0, 0), dtype=np.float32), empty, empty, empty, empty, empty, vector, vector,
         np.zeros((0, embedder.dims), dtype=np.float32), None, getattr(embedder, "kind", "added"),
     )  # fmt: skip
 
@@ -307,6 +335,8 @@ def candidates(
             condition=float(found.condition_scores[j]),
             raw=float(found.raw_scores[j]),
             rival=float(found.rival_scores[j]),
+            joint=float(found.joint_scores[j]),
+            joint_margin=float(found.joint_margins[j]),
             clause_margin=clause_margin,
             margin=max(-MARGIN_CAP, min(MARGIN_CAP, best - other)),
             first=j == 0,
