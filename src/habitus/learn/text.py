@@ -1016,7 +1016,9 @@ def read_message(
         # A calm request in another language, which the English reader above cannot parse: an
         # instruction that may start a candidate only through the meaning gate (habitus.learn.local).
         reading.instructions = [Directive(s[:MAX_DIRECTIVE_CHARS], True, 4) for s in foreign.requests(text)]
-    if memo and any(d.seed and not INSTRUCTION_FILE.search(d.text) for d in reading.instructions):
+    if memo and any(
+        d.seed and not INSTRUCTION_FILE.search(d.text) for d in reading.directives + reading.instructions
+    ):
         # A rule the user asks to have written into the agent's instruction file ("yeah let's update
         # CLAUDE.md but make sure claude asks before running the e2e tests", "...ように. claude.md"):
         # said calmly and once, it is meant as a standing rule (not "add a code map to AGENTS.md").
