@@ -383,26 +383,27 @@ def _promoted(
             if _REPORTED_NO.search(g.text) and not _OPENS_NO.match(g.text):
                 continue  # "hardcoded strings won't get translated": a report; worded it would invert
             calm.setdefault(g.observation, []).append(g)
-    asked = [
+    eligible = [
         i
         for i in sorted(calm)
         if not readings[i].friction
         and not readings[i].reversals
         and len(_content(observations[i].user)) >= MIN_PROMOTE_WORDS
-    ][:MAX_PROMOTE]
+    ]
+    # A rule the user asked to have written into the agent's instruction file ("memo") is one by the
+    # word rules; the gate, trained on how rules are said, scores its plain wording like a task.
+    for i in eligible:
+        if "memo" in readings[i].markers:
+            calm[i][0].friction = calm[i][0].promoted = True
+    asked = [i for i in eligible if "memo" not in readings[i].markers][:MAX_PROMOTE]
     if not asked:
         return
     gate = meant()
-    # A rule the user asked to have written into the agent's instruction file ("memo") is one by the
-    # word rules; the gate, trained on how rules are said, scores its plain wording like a task.
-    memo = [i for i in asked if "memo" in readings[i].markers]
     if gate is None:
-        for i in memo:
-            calm[i][0].friction = calm[i][0].promoted = True
         return
     scores = gate.scores([observations[i].user for i in asked])
     for i, score in zip(asked, scores, strict=True):
-        if score < gate.source and i not in memo:
+        if score < gate.source:
             continue
         options = calm[i]
         best = options[0]
