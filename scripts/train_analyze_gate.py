@@ -10,14 +10,14 @@ Training data (dev only; never tests/fixtures/blind):
 - tests/fixtures/analyze_gate/entire_more.jsonl: 188 more real prompts of entireio/cli sessions (ids 8-9
   and a-f, sessions not recorded under ids 0-7, not in analyze_real_dev), labelled 0 by reading them
   (none states a rule);
-- tests/fixtures/analyze_gate/written.jsonl: 177 prompts written by the developer in 10 languages (79
-  rules and generalising corrections against 98 one-off requests, questions, reports, answers,
+- tests/fixtures/analyze_gate/written.jsonl: 273 prompts written by the developer in 10 languages (120
+  rules and generalising corrections against 153 one-off requests, questions, reports, answers,
   frustration).
 
 Each prompt is embedded (its own words, habitus.lang.pasted.own_words, at most TEXT_CHARS) with the
 packaged multilingual E5, and an L2-regularised logistic regression is fitted (Newton steps). `source`
 is the lowest threshold with out-of-fold precision >= PRECISION_FIRST (5 folds grouped by session, 3
-shuffles). `drop` (a new proposal none of whose prompts reaches it is dropped) is DROP, chosen end to end
+shuffles; 0.89 since the third round: at 0.90 the threshold rose to 0.63 and cost a true Japanese rule). `drop` (a new proposal none of whose prompts reaches it is dropped) is DROP, chosen end to end
 with `habitus eval analyze` on the dev sets and the spent blind sets analyze, analyze_real_b and
 analyze_real_c: the out-of-fold choice (0.14, keeping 95 % of the rule prompts) removed 4 false proposals
 and no true one; 0.30 removes 3 more and still no true one; a true one falls between 0.40 and 0.50. The
@@ -50,7 +50,7 @@ OUT = REPO / "src" / "habitus" / "learn" / meaning.WEIGHTS
 L2 = 100.0
 FOLDS, SHUFFLES = 5, (0, 1, 2)
 DROP = 0.30
-PRECISION_FIRST = 0.90
+PRECISION_FIRST = 0.89
 
 
 def load_rows() -> list[dict[str, Any]]:

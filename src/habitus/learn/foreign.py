@@ -119,7 +119,7 @@ def corrections(text: str) -> tuple[list[str], set[str]] | None:
         repeated = (
             markers & {"again", "told"}
             and _ASK.search(sentence)
-            and len(_content(sentence)) >= 3
+            and len(content(sentence)) >= 3
             and not _REPAIR.search(sentence)
         )
         if ruled or repeated:
@@ -129,6 +129,37 @@ def corrections(text: str) -> tuple[list[str], set[str]] | None:
     if not out or not markers & {"always", "again", "told"}:
         return None
     return out[:MAX_DIRECTIVES], markers
+
+
+# A calm request in its language, said once ("PR名は英語に", "専用のワークツリーで作業するように",
+# "bitte immer auf Deutsch antworten"): the shape of a sentence that asks. Japanese and Chinese ask by
+# their endings ("...ように", "...にして", "...で", "...に") or a polite word; the other languages by a
+# modal or "please" (_ASK). Whether it states a standing rule or asks a one-off task is the meaning
+# gate's call (habitus.learn.meaning): these only become candidates through it.
+_REQUEST_END = re.compile(
+    r"(?:ように(?:して|する)?(?:ください|下さい|ね)?|にして(?:ください|下さい|ね)?|して(?:ください|下さい|ほしい|欲しい|ね)?"
+    r"|でお願い(?:します)?|お願い(?:します)?|すること|しろ|使って|(?<![のん])で|(?<!の)に|吧|一下)$"
+)
+_QUESTION_END = re.compile(r"(?:[?？]|か|かな|の|吗|呢)$")
+# "once more", "this time", "for now", "first": the request is about this task.
+_THIS_TIME = re.compile(r"もう(?:1|一)(?:回|度)|今回|とりあえず|一旦|まず|再度|再一次|这次|先")
+
+
+def requests(text: str) -> list[str]:
+    """Sentences of a calm message in another language that ask for something (at most
+    MAX_DIRECTIVES), in the user's words; none from a question, a report or a repair request."""
+    if not text.strip() or not is_foreign(text):
+        return []
+    out: list[str] = []
+    for sentence in (s.strip() for s in _SENTENCE.split(text.strip())):
+        sentence = _TRAIL.sub("", sentence).strip()
+        if len(sentence) < MIN_CHARS - 2 or _QUESTION_END.search(sentence) or _REPAIR.search(sentence):
+            continue
+        if _THIS_TIME.search(sentence):
+            continue
+        if _REQUEST_END.search(sentence) or _ASK.search(sentence):
+            out.append(sentence)
+    return out[:MAX_DIRECTIVES]
 
 
 # "schon wieder kaputt, bitte fix das", "otra vez falla el build, arréglalo": a report and a request to
@@ -161,7 +192,7 @@ def _describes(sentence: str) -> bool:
 _NEVER_ASKS = re.compile(r"\b(?:hagas|hagan|fais|faites|faut|faça|faças|mach|macht)\b", _FLAGS)
 
 
-def _content(text: str) -> list[str]:
+def content(text: str) -> list[str]:
     stop = STOP_WORDS.get(language_of(text), frozenset())
     return [t for t in tokens(text) if t not in stop]
 
@@ -221,6 +252,6 @@ def fact(text: str) -> str | None:
     elif not _PROJECT.match(body):
         return None
     body = _TRAIL.sub("", body).strip()
-    if len(_content(body)) < 2:
+    if len(content(body)) < 2:
         return None
     return body[:1].upper() + body[1:]

@@ -353,6 +353,15 @@ def analyze(
     return result
 
 
+# A negation inside a calm sentence that does not open with it states what happens, not what to do.
+_REPORTED_NO = re.compile(
+    r"\b(?:won'?t|wouldn'?t|doesn'?t|didn'?t|isn'?t|aren'?t|wasn'?t|can'?t|cannot|couldn'?t"
+    r"|(?:will|would|does|did|is|are|was|can|could) not)\b",
+    re.IGNORECASE,
+)
+_OPENS_NO = re.compile(r"^(?:don'?t|do not|never|no)\b", re.IGNORECASE)
+
+
 def _promoted(
     observations: list[Observation],
     readings: list[Reading],
@@ -371,14 +380,22 @@ def _promoted(
     calm: dict[int, list[Group]] = {}
     for g in groups:
         if not g.friction and not g.habitual and g.directives and g.seed and g.pending is None:
+            if _REPORTED_NO.search(g.text) and not _OPENS_NO.match(g.text):
+                continue  # "hardcoded strings won't get translated": a report; worded it would invert
             calm.setdefault(g.observation, []).append(g)
-    asked = [
+    eligible = [
         i
         for i in sorted(calm)
         if not readings[i].friction
         and not readings[i].reversals
-        and len(content_words(observations[i].user)) >= MIN_PROMOTE_WORDS
-    ][:MAX_PROMOTE]
+        and len(_content(observations[i].user)) >= MIN_PROMOTE_WORDS
+    ]
+    # A rule the user asked to have written into the agent's instruction file ("memo") is one by the
+    # word rules; the gate, trained on how rules are said, scores its plain wording like a task.
+    for i in eligible:
+        if "memo" in readings[i].markers:
+            calm[i][0].friction = calm[i][0].promoted = True
+    asked = [i for i in eligible if "memo" not in readings[i].markers][:MAX_PROMOTE]
     if not asked:
         return
     gate = meant()
@@ -396,6 +413,12 @@ def _promoted(
         best.friction = best.promoted = True
 
 
+def _content(text: str) -> list[str]:
+    """Content words in the text's language (a Japanese or Chinese text has no spaces: its character
+    pairs count)."""
+    return foreign.content(text) if foreign.is_foreign(text) else content_words(text)
+
+
 def _meant(
     made: list[tuple[Cluster, Found]],
     groups: list[Group],
@@ -405,14 +428,17 @@ def _meant(
 ) -> list[tuple[Cluster, Found]]:
     """The proposals the meaning gate lets through: one reusing a known habit's wording always (it adds
     evidence), one citing a rejected tool use (the user stopped the agent), a swap ("yarn again. bun.")
-    or a reversal ("actually, use palette indices from now on"), whose words the rules read as a whole
+    or a reversal ("actually, use palette indices from now on"), or a rule to write into the agent's
+    instruction file ("memo"), whose words the rules read as a whole
     and the scorer undervalues in short or foreign prompts, and a new one when at least one of the
     prompts it cites reads as a standing rule or a generalising correction (score >= the gate's `drop`),
     whatever words it used."""
 
     def exempt(o: int) -> bool:
         return o < len(readings) and (
-            readings[o].rejection or bool(readings[o].reversals) or "replacement" in readings[o].markers
+            readings[o].rejection
+            or bool(readings[o].reversals)
+            or bool(readings[o].markers & {"replacement", "memo"})
         )
 
     fresh = [

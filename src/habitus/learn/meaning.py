@@ -3,7 +3,7 @@ generalises, rather than ask a one-off task, a question, report a bug, paste tex
 
 A logistic scorer over the packaged multilingual E5 embedding of the prompt's own words
 (habitus.lang.pasted.own_words), trained by scripts/train_analyze_gate.py on the labelled human prompts of
-the tests/fixtures/analyze* dev sets, on 188 more prompts of public entireio/cli sessions (MIT) and on 177
+the tests/fixtures/analyze* dev sets, on 188 more prompts of public entireio/cli sessions (MIT) and on 273
 prompts written for it in ten languages (tests/fixtures/analyze_gate/). Its weights are data
 (meaning_weights.json), one entry per E5 model fingerprint: with another embedding model there are no
 weights and `Gate.load` gives None (the word rules still run).

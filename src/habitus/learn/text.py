@@ -752,6 +752,29 @@ _DISCUSS_FIRST = re.compile(
 )
 
 
+# The agent's instruction file: a rule the user asks to have written there is meant to last.
+INSTRUCTION_FILE = re.compile(
+    r"(?<![\w-])(?:claude|agents|gemini)[./]md\b|copilot-instructions\.md|\.cursorrules|\.windsurfrules",
+    re.IGNORECASE,
+)
+# "yeah let's update CLAUDE.md but make sure ...", "add this to AGENTS.md: ...": the request to edit the
+# file, before the rule to write into it.
+_MEMO_LEAD = re.compile(
+    r"^(?:(?:yeah|yes|ok(?:ay)?|sure|great|cool|good)[,.!]*\s+)?(?:let'?s|please|can you|could you|go ahead and)?"
+    r"\s*(?:update|edit|add (?:this|that|it|a (?:note|rule|line)) to|put (?:this|that|it) (?:in|into)"
+    r"|write (?:this|that|it) (?:in|into|down in)|note (?:this|that|it) in|document (?:this|that|it) in)"
+    r"\s+(?:the\s+|our\s+)?(?:" + INSTRUCTION_FILE.pattern + r")(?:\s+file)?[\s,:;.-]*"
+    r"(?!(?:and\s+)?(?:then|also|after|afterwards)\b)(?:(?:but|and|so|that|saying|to say)\s+)?(?=\w)",
+    re.IGNORECASE,
+)
+# "... ように. claude.md", "..., add it to AGENTS.md": the file named after the rule, as its destination.
+_MEMO_TAIL = re.compile(
+    r"[.。、,;]\s*(?:(?:and\s+)?(?:add|put|write|note) (?:this|that|it) (?:to|in|into)\s+(?:the\s+)?)?"
+    r"(?:" + INSTRUCTION_FILE.pattern + r")\s*(?:(?:に|へ)(?:追記|追加|書いて|記載)\S*)?[\s.!。]*$",
+    re.IGNORECASE,
+)
+
+
 def read_message(
     user: str,
     *,
@@ -786,6 +809,11 @@ def read_message(
     text = pasted.own_words(text)  # a pasted log or diff is not what the user said
     if not text or forwarded(text):
         return reading
+    memo = False
+    if INSTRUCTION_FILE.search(text) and not _QUESTION.search(text):
+        opened, named = _MEMO_LEAD.match(text), _MEMO_TAIL.search(text)
+        memo = bool(opened or named)
+        text = text[opened.end() if opened else 0 : named.start() if named else len(text)]
     talk = _DISCUSS_FIRST.match(text)
     if talk is not None and (after_rejection or talk["halt"]):
         # "wait please let's talk about this" right after a rejected tool use, "hold on, can we
@@ -984,6 +1012,17 @@ def read_message(
             reading.directives.append(directive)
         else:
             reading.instructions.append(directive)
+    if not reading.friction and not reading.instructions and not reading.facts:
+        # A calm request in another language, which the English reader above cannot parse: an
+        # instruction that may start a candidate only through the meaning gate (habitus.learn.local).
+        reading.instructions = [Directive(s[:MAX_DIRECTIVE_CHARS], True, 4) for s in foreign.requests(text)]
+    if memo and any(
+        d.seed and not INSTRUCTION_FILE.search(d.text) for d in reading.directives + reading.instructions
+    ):
+        # A rule the user asks to have written into the agent's instruction file ("yeah let's update
+        # CLAUDE.md but make sure claude asks before running the e2e tests", "...ように. claude.md"):
+        # said calmly and once, it is meant as a standing rule (not "add a code map to AGENTS.md").
+        reading.markers.add("memo")
     reading.lead = " ".join(lead)[:MAX_DIRECTIVE_CHARS]
     if reading.friction:  # with directives, only the sentences that carry their own marker
         reading.loose = [
