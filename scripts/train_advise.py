@@ -3,11 +3,13 @@
     .venv/bin/python scripts/train_advise.py [--model NAME] [--check]
 
 Reads every labelled advise slice the project may train on (TRAIN: the dev sets of tests/fixtures/advise,
-the outside dev set, and the blind sets advise, advise_b and advise_c, spent since their one
-measurement), each against the catalog it was written for, all approved (so far all catalog A, the 32
-habits of tests/fixtures/select/habits.jsonl), and the situation
-labels of tests/fixtures/advise/about.jsonl for compliant slices (which habit's situation a slice holds
-where no note is due; a compliant slice without them is left out of the situation stage). Every
+the outside dev set, the blind sets advise, advise_b and advise_c, spent since their one measurement, all
+on catalog A, the 32 habits of tests/fixtures/select/habits.jsonl; and OTHER_CATALOGS, sets on catalogs
+of their own), each against the catalog it was written for, all approved, and the situation labels of
+tests/fixtures/advise/about.jsonl and of the sets' own `situations` for compliant slices (which habit's
+situation a slice holds where no note is due; a compliant slice without them is left out of the
+situation stage). The shipped judge_weights.json predates OTHER_CATALOGS in TRAIN: weights retrained
+with them failed the real-session test (docs/quality.md, "Catalogs D, F and G in training"). Every
 (slice, habit of its catalog) pair is one example; a habit is a column of its own per catalog, so folds
 by column hold out (catalog, habit) groups.
 
