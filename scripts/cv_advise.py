@@ -1,10 +1,12 @@
 """Cross-validate the local advise reviewer's semantic scorer, grouped by habit (a dev tool).
 
     .venv/bin/python scripts/cv_advise.py [--model NAME] [--folds 8] [--budget 0.03] [--misses]
+        [--hold-out blind_advise_d ...]
 
-Every training set of scripts/train_advise.py (the dev sets, the outside dev set and the spent blind
-sets), each with its own catalog, and the sets of other catalogs (training.OTHER_CATALOGS), judged by
-scorers fitted on the training sets alone. The (catalog, habit) pairs are split into folds; for
+Every training set of scripts/train_advise.py (the dev sets, the outside dev set, the spent blind
+sets and the sets on other catalogs), each with its own catalog. `--hold-out` leaves sets of other
+catalogs (training.OTHER_CATALOGS) out of fitting: they are judged by scorers that never saw their
+catalog (leave one catalog out: hold out one and train on the others). The (catalog, habit) pairs are split into folds; for
 each fold the scorer is fitted on the other habits' pairs, its thresholds chosen on those habits'
 out-of-fold predictions (an inner cross-validation, as train_advise.py chooses them), and it judges the
 held-out habits: a habit's notes never come from a scorer that saw it labelled. The word rules and the
@@ -136,10 +138,12 @@ def semantic_notes(
 STAGES: dict[tuple[int, int], str] = {}
 
 
-def report(cases: list, data: training.Data, habits: list, found: list[set[str]], misses: bool) -> None:
+def report(
+    cases: list, data: training.Data, habits: list, found: list[set[str]], misses: bool, held: set[str]
+) -> None:
     """Whole-catalog instances per set and per group; smaller catalogs per group (their false notes)."""
     rows: dict[str, list[int]] = {}
-    tally: dict[str, int] = {}
+    tally: dict[str, dict[str, int]] = {}
     for i, got in enumerate(found):
         case = cases[data.case[i]]
         present = {f"habit:{habits[j].id}" for j in np.flatnonzero(data.present[i])}
@@ -150,6 +154,8 @@ def report(cases: list, data: training.Data, habits: list, found: list[set[str]]
         group = (
             "strangers"
             if case["set"] in training.STRANGERS
+            else "held out"
+            if case["set"] in held
             else "other catalogs"
             if case["set"] in training.OTHER_CATALOGS
             else "own"
@@ -166,13 +172,13 @@ def report(cases: list, data: training.Data, habits: list, found: list[set[str]]
             for j in np.flatnonzero(data.y[i] > 0)
             if f"habit:{habits[j].id}" not in got
         }
-        if data.whole[i] and group == "strangers":
+        if data.whole[i] and group in ("strangers", "held out"):
             for stage in lost.values():
-                tally[stage] = tally.get(stage, 0) + 1
+                tally.setdefault(group, {})[stage] = tally.get(group, {}).get(stage, 0) + 1
         if misses and data.whole[i] and got != expected:
             print(json.dumps({"id": case["id"], "set": case["set"], "cat": case.get("category"),
                               "exp": sorted(expected), "got": sorted(got), "lost": lost}))  # fmt: skip
-    print("strangers' missed habit notes by the stage that lost them (whole catalog):", tally)
+    print("missed habit notes by the stage that lost them (whole catalog):", tally)
     for key, (tp, fp, fn, quiet, noisy, comp, comp_noisy, n) in rows.items():
         print(
             f"{key:18s} n={n:4d} tp={tp:3d} fp={fp:3d} fn={fn:3d} "
@@ -208,9 +214,16 @@ def main() -> None:
         help="fit on the smaller catalogs too (default: the whole one only)",
     )
     parser.add_argument("--misses", action="store_true")
+    parser.add_argument(
+        "--hold-out",
+        action="append",
+        default=[],
+        choices=sorted(training.OTHER_CATALOGS),
+        help="a set on a catalog of its own, left out of fitting and judged (repeatable)",
+    )
     args = parser.parse_args()
     habits, columns = training.load_catalogs()
-    cases = training.load_all(training.TRAIN | training.OTHER_CATALOGS)
+    cases = training.load_all(training.TRAIN)
     with tempfile.TemporaryDirectory() as home:
         inner = training.embedder_for(StateRoot(Path(home)), args.model)
         embedder = Cached(inner, Path(tempfile.gettempdir()) / f"cv-advise-{inner.model_id}.pkl")
@@ -221,7 +234,7 @@ def main() -> None:
         embedder.save()
     counted = data.counted if args.count == "strangers" else np.ones(len(data.x), bool)
     budget = tuple(float(v) for v in args.budget.split(","))
-    trained = np.array([cases[c]["set"] in training.TRAIN for c in data.case])
+    trained = np.array([cases[c]["set"] not in args.hold_out for c in data.case])
     fitted_on = data.where(trained if args.fit_smaller else data.whole & trained)
     counted = counted[trained if args.fit_smaller else data.whole & trained]
     notes, chosen = semantic_notes(fitted_on, v2, args.folds, (budget[0], budget[-1]), counted, judged=data)
@@ -234,7 +247,7 @@ def main() -> None:
         present = {f"habit:{habits[j].id}" for j in np.flatnonzero(data.present[i])}
         raised = {k for k in words[data.case[i]] if not k.startswith("habit:") or k in present}
         found.append(raised | {f"habit:{habits[r].id}" for r in n})
-    report(cases, data, habits, found, args.misses)
+    report(cases, data, habits, found, args.misses, set(args.hold_out))
 
 
 if __name__ == "__main__":

@@ -3,11 +3,13 @@
     .venv/bin/python scripts/train_advise.py [--model NAME] [--check]
 
 Reads every labelled advise slice the project may train on (TRAIN: the dev sets of tests/fixtures/advise,
-the outside dev set, and the blind sets advise, advise_b and advise_c, spent since their one
-measurement), each against the catalog it was written for, all approved (so far all catalog A, the 32
-habits of tests/fixtures/select/habits.jsonl), and the situation
-labels of tests/fixtures/advise/about.jsonl for compliant slices (which habit's situation a slice holds
-where no note is due; a compliant slice without them is left out of the situation stage). Every
+the outside dev set, the blind sets advise, advise_b and advise_c, spent since their one measurement, all
+on catalog A, the 32 habits of tests/fixtures/select/habits.jsonl; and OTHER_CATALOGS, sets on catalogs
+of their own), each against the catalog it was written for, all approved, and the situation labels of
+tests/fixtures/advise/about.jsonl and of the sets' own `situations` for compliant slices (which habit's
+situation a slice holds where no note is due; a compliant slice without them is left out of the
+situation stage). The shipped judge_weights.json predates OTHER_CATALOGS in TRAIN: weights retrained
+with them failed the real-session test (docs/quality.md, "Catalogs D, F and G in training"). Every
 (slice, habit of its catalog) pair is one example; a habit is a column of its own per catalog, so folds
 by column hold out (catalog, habit) groups.
 
@@ -50,14 +52,36 @@ FIXTURES = REPO / "tests" / "fixtures"
 DEV = ("cases", "train", "heldout", "fresh", "dev_multilingual", "law_dev", "outside_dev")
 # Sets written by people who never saw the code (outside_dev, and the spent blind sets).
 STRANGERS = ("outside_dev", "blind_advise", "blind_advise_b", "blind_advise_c")
+# Sets by strangers on catalogs of their own (not catalog A): the spent blind set advise D, and the
+# training sets F and G, written for training by helpers that saw only their brief. Counted with
+# STRANGERS when choosing thresholds; scripts/cv_advise.py --hold-out judges one with scorers that never
+# saw its catalog.
+OTHER_CATALOGS = {
+    "blind_advise_d": (
+        FIXTURES / "blind" / "advise_d" / "cases.jsonl",
+        FIXTURES / "blind" / "advise_d" / "habits.jsonl",
+    ),
+    "advise_train_f": (
+        FIXTURES / "advise_train_f" / "cases.jsonl",
+        FIXTURES / "advise_train_f" / "habits.jsonl",
+    ),
+    "advise_train_g": (
+        FIXTURES / "advise_train_g" / "cases.jsonl",
+        FIXTURES / "advise_train_g" / "habits.jsonl",
+    ),
+}
 ABOUT = FIXTURES / "advise" / "about.jsonl"
 CATALOG = FIXTURES / "select" / "habits.jsonl"  # catalog A
 # Each set with the catalog it was written against.
-TRAIN = {name: (FIXTURES / "advise" / f"{name}.jsonl", CATALOG) for name in DEV} | {
-    "blind_advise": (FIXTURES / "blind" / "advise" / "cases.jsonl", CATALOG),
-    "blind_advise_b": (FIXTURES / "blind" / "advise_b" / "cases.jsonl", CATALOG),
-    "blind_advise_c": (FIXTURES / "blind" / "advise_c" / "cases.jsonl", CATALOG),
-}
+TRAIN = (
+    {name: (FIXTURES / "advise" / f"{name}.jsonl", CATALOG) for name in DEV}
+    | {
+        "blind_advise": (FIXTURES / "blind" / "advise" / "cases.jsonl", CATALOG),
+        "blind_advise_b": (FIXTURES / "blind" / "advise_b" / "cases.jsonl", CATALOG),
+        "blind_advise_c": (FIXTURES / "blind" / "advise_c" / "cases.jsonl", CATALOG),
+    }
+    | OTHER_CATALOGS
+)
 OUT = REPO / "src" / "habitus" / "advise" / judge.WEIGHTS
 # When choosing the thresholds (out of fold, on the strangers' sets): at most this share of compliant turns
 # and of quiet turns may get a false note. The target is one per ten compliant turns on unseen work; out of
@@ -77,23 +101,12 @@ GRID = np.unique(
 )
 
 
-# Sets on catalogs of their own, never trained on: scripts/cv_advise.py judges them with scorers fitted on
-# TRAIN, a measure of a catalog the scorer has not seen (advise D: 4 of its 44 broken habits found as a
-# blind set; with it in training, 5 out of fold, and the real-session test got a false note, 2026-12-07).
-OTHER_CATALOGS = {
-    "blind_advise_d": (
-        FIXTURES / "blind" / "advise_d" / "cases.jsonl",
-        FIXTURES / "blind" / "advise_d" / "habits.jsonl",
-    ),
-}
-
-
 def load_catalogs() -> tuple[list[Any], dict[Path, np.ndarray]]:
     """Every training catalog's habits in one list (ids unique across catalogs) and, per catalog file,
     the indexes of its habits in that list."""
     habits: list[Any] = []
     columns: dict[Path, np.ndarray] = {}
-    for catalog in dict.fromkeys(path for _, path in (TRAIN | OTHER_CATALOGS).values()):
+    for catalog in dict.fromkeys(path for _, path in TRAIN.values()):
         own = load_habits(catalog)
         columns[catalog] = np.arange(len(habits), len(habits) + len(own))
         habits += own
@@ -115,6 +128,8 @@ def load_all(sets: dict[str, tuple[Path, Path]] = TRAIN) -> list[dict[str, Any]]
         file = str(path.relative_to(FIXTURES))
         for case in load_cases(path):
             case["set"], case["catalog"] = name, catalog
+            # `situations`: every habit whose situation the turn holds, broken or followed (sets F, G)
+            case["about"] = sorted(set(case.get("about", [])) | set(case.get("situations", [])))
             if (file, case["id"]) in about:
                 case["about"] = sorted(set(case.get("about", [])) | set(about[(file, case["id"])]))
             out.append(case)
@@ -225,7 +240,7 @@ def examples(
             rows["case"].append(c)
             rows["whole"].append(len(catalog) == len(own[c]))
             rows["law"].append(any(k.startswith("law:") for k in expected))
-            rows["counted"].append(case["set"] in STRANGERS)
+            rows["counted"].append(case["set"] in STRANGERS or case["set"] in OTHER_CATALOGS)
             rows["compliant_case"].append(case.get("category") in COMPLIANT)
             rows["situated"].append(case.get("category") not in COMPLIANT or bool(case.get("about")))
     floats = ("x", "y", "about")

@@ -205,6 +205,10 @@ def test_the_training_scripts_judge_each_set_against_its_own_catalog() -> None:
     for case in cases:
         own = {habits[j].id for j in columns[case["catalog"]]}
         assert {k[6:] for k in case["expected"] if k.startswith("habit:")} <= own, case["id"]
+    # Sets F and G label every slice's situations, followed or broken: a compliant slice joins the
+    # situation stage with the habit it followed.
+    f = [c for c in cases if c["set"] == "advise_train_f" and c["category"] == "compliant"]
+    assert len(f) == 55 and all(c["about"] and set(c["about"]) <= {h.id for h in habits} for c in f)
     own = [columns[training.CATALOG], columns[other]]
     for drawn, every in zip(training.catalogs(own, 5), own, strict=True):
         assert np.array_equal(drawn[0], every) and all(set(c) <= set(every) for c in drawn[1:])
