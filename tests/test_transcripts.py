@@ -51,6 +51,58 @@ def test_claude_code_active_branch_compaction_sidechain_and_errors() -> None:
     assert turns[1].stop_reason == "end_turn"
 
 
+def _cc_record(uuid: str, parent: str | None, kind: str, content: object, **extra: object) -> dict:
+    return {
+        "type": kind,
+        "uuid": uuid,
+        "parentUuid": parent,
+        "sessionId": "s1",
+        "timestamp": "2026-01-01T00:00:00Z",
+        "message": {
+            "role": kind,
+            "content": content,
+            **({"stop_reason": "end_turn"} if kind == "assistant" else {}),
+        },
+        **extra,
+    }
+
+
+def test_claude_code_1_0_compaction_root_keeps_the_prompts_before_it(tmp_path: Path) -> None:
+    # Claude Code 1.0 wrote a compaction summary as a new root: no parentUuid, no logicalParentUuid.
+    rows = [
+        {"type": "summary", "summary": "a title", "leafUuid": "a2"},
+        _cc_record("u1", None, "user", "move the cpu backend into its own folder"),
+        _cc_record("a1", "u1", "assistant", [{"type": "text", "text": "Moved."}]),
+        _cc_record("t1", None, "user", "Read these files", isSidechain=True),
+        _cc_record("u2", "a1", "user", "please don't use cuFFT, write the convolution yourself"),
+        _cc_record("a2", "u2", "assistant", [{"type": "text", "text": "Done."}]),
+        _cc_record(
+            "c1",
+            None,
+            "user",
+            "This session is being continued from a previous conversation ...",
+            isCompactSummary=True,
+        ),
+        _cc_record("u3", "c1", "user", "update STATUS.md please"),
+        _cc_record("a3", "u3", "assistant", [{"type": "text", "text": "Updated."}]),
+    ]
+    path = tmp_path / "old.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    users = [t.user for t in read_transcript(path).turns if t.source == "user" and t.user]
+    assert users == [
+        "move the cpu backend into its own folder",
+        "please don't use cuFFT, write the convolution yourself",
+        "update STATUS.md please",
+    ]
+    # a rewound branch before a compaction stays abandoned: only the chain into the summary counts
+    rows.insert(4, _cc_record("x1", "a1", "user", "ABANDONED prompt"))
+    rows.insert(5, _cc_record("x2", "x1", "assistant", [{"type": "text", "text": "ABANDONED answer"}]))
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    turns = read_transcript(path).turns
+    assert "ABANDONED" not in " ".join(t.user + t.assistant for t in turns)
+    assert "update STATUS.md please" in [t.user for t in turns]
+
+
 def test_pi_excerpt_outcomes_and_keys() -> None:
     chunk = read_transcript(FIXTURES / "pi-excerpt.jsonl")
     assert chunk.format == "pi" and chunk.session_id == "d703a1a9-1b7b-4fb1-b512-c9738b1fe617"

@@ -269,6 +269,7 @@ def read_transcript(
         counter = [0, start]
         records: list[_Rec] = []
         parents: dict[str, str | None] = {}
+        previous: str | None = None  # the last main-conversation record read (Claude Code)
         for offset, line in _lines(handle, start, max(1, max_bytes), counter):
             obj = _parse(line)
             if obj is None:
@@ -276,8 +277,14 @@ def read_transcript(
                     counter[0] += 1
                 continue
             ident, parent = _links(fmt, obj)
+            if fmt == "claude-code" and parent is None and obj.get("isCompactSummary"):
+                # Claude Code 1.0 wrote a compaction's summary as a new root (no logicalParentUuid):
+                # the conversation before it is the same session's, not an abandoned branch.
+                parent = previous
             if ident is not None:
                 parents[ident] = parent
+                if fmt == "claude-code" and not obj.get("isSidechain"):
+                    previous = ident
             if fmt == "claude-code" and obj.get("type") not in ("user", "assistant"):
                 continue  # progress and bookkeeping: only their links matter
             records.append(_Rec(ident, offset, obj))

@@ -1,7 +1,8 @@
 """Claude Code session JSONL (checked against 2.1.38/2.1.39 sessions and files 2.1.197 wrote).
 
 One record per line, linked by `uuid`/`parentUuid` (a compaction boundary links through
-`logicalParentUuid`); one content block per record; tool results arrive as `user` records holding a
+`logicalParentUuid`; Claude Code 1.0 wrote the summary as a new root, read as following the record before
+it); one content block per record; tool results arrive as `user` records holding a
 `tool_result` block (`toolUseResult: "User rejected tool use"` when the user rejected it; `is_error` with
 "This command requires approval" or a permission message when the harness refused it: the call never
 ran); `progress`, `attachment`, `file-history-snapshot`, `queue-operation`, `last-prompt` and `system`
