@@ -233,8 +233,10 @@ class E5Embedder:
         return self._encode(texts, batch_size, self._model.passage)
 
     def _threads_now(self) -> None:
-        want = 2 if _SPARE_CORE and self._openmp is not None and _core_idle() else self._threads
-        if want != self._running and self._openmp is not None:
+        if self._openmp is None:
+            return
+        want = 2 if _SPARE_CORE and _core_idle() else self._threads
+        if want != self._running:
             self._openmp.omp_set_num_threads(want)
             self._running = want
 

@@ -244,11 +244,18 @@ def _joint(adapted: np.ndarray, conditions: np.ndarray, behaviors: np.ndarray) -
     both = conditions + behaviors
     both = both / np.maximum(np.linalg.norm(both, axis=1, keepdims=True), 1e-12)
     scores = (adapted @ both.T).max(axis=0)
+    return scores, _leads(scores).astype(np.float32)
+
+
+def _leads(scores: np.ndarray) -> np.ndarray:
+    """Each score's lead over the best other one (the runner-up's for the top score, negative for the
+    rest), within +-MARGIN_CAP; zeros when there are fewer than two. Same dtype as `scores`."""
+    import numpy as np
+
     if len(scores) < 2:
-        return scores, np.zeros_like(scores)
+        return np.zeros_like(scores)
     top, second = np.sort(scores)[::-1][:2]
-    margin = np.where(scores >= top, scores - second, scores - top)
-    return scores, np.clip(margin, -MARGIN_CAP, MARGIN_CAP).astype(np.float32)
+    return np.clip(np.where(scores >= top, scores - second, scores - top), -MARGIN_CAP, MARGIN_CAP)
 
 
 def _nothing(embedder: Embedder) -> Retrieval:
@@ -308,8 +315,8 @@ def candidates(
     hub = gate.hubness(found.adapted_vector, reference)  # against conditions: the prompt they meet
     live = gate.live_probability(found.prompt_vector, found.kind, live_model)
     unit_live = [gate.live_probability(v, found.kind, live_model) for v in found.unit_vectors]
-    unit_rows = found.unit_scores.tolist()
-    tops = [sorted(row, reverse=True)[:2] for row in unit_rows]  # each clause's best two candidates
+    # each candidate's lead within each clause (float64, as the gate was fitted on)
+    clause_leads = [_leads(row.astype("float64")) for row in found.unit_scores]
     requests = [k for k, o in enumerate(query.units) if o.mood == "request"]
     out = []
     for j, index in enumerate(found.picked):
@@ -325,10 +332,7 @@ def candidates(
         other = following if j == 0 else found.best_bp[0] / 10000
         # a second request's habit trails the whole prompt's ranking though it leads its own clause
         # ("upgrade X first, then add a migration"): its margin among that clause's candidates too
-        clause_margin = None
-        if u is not None and len(found.picked) > 1:
-            score, (top, runner_up) = unit_rows[u][j], tops[u]
-            clause_margin = max(-MARGIN_CAP, min(MARGIN_CAP, score - (runner_up if score >= top else top)))
+        clause_margin = float(clause_leads[u][j]) if u is not None and len(found.picked) > 1 else None
         asked = u is not None and any(k != u for k in requests)  # another clause asks for something
         values = gate.features(
             best=best,
