@@ -582,3 +582,47 @@ def test_the_worker_answers_a_stop_before_its_review_is_done(state_root: Path, t
         assert held != client.pid and alive(held)  # the review waits in the worker, after the answer
         os.kill(held, signal.SIGKILL)
         assert gone(held)
+
+
+def test_the_worker_answers_session_end_at_once_and_sweeps_after(state_root: Path, tmp_path: Path) -> None:
+    """Codex and Gemini wait for a SessionEnd hook: the warm worker answers it first and sweeps the
+    transcript after (the same `habitus hook` path for every harness; a Claude Code transcript here). Held at its write (a test fault), the sweep waits in the worker, not in the hook;
+    let run, it stores the turn; a hook process of its own (no worker) sweeps before it answers."""
+    from advise_helpers import Transcript
+
+    prepare(state_root)
+    run(["config", "set", "hooks.budget_ms", "120000"])  # the hook cannot be let go by its deadline
+
+    def ended(session: str) -> tuple[dict[str, object], str]:
+        said = f"Swept answer of {session}."
+        t = Transcript(tmp_path / f"{session}.jsonl", session=session).prompt(f"tidy {session}").say(said)
+        return {"hook_event_name": "SessionEnd", "session_id": session, "transcript_path": str(t.path)}, said
+
+    def stored(said: str) -> bool:
+        return any(said in json.dumps(p) for p in payloads(state_root))
+
+    held_event, held_said = ended("e-held")
+    swept_event, swept_said = ended("e-swept")
+    own_event, own_said = ended("e-own")
+    ready = tmp_path / "held.pid"
+    with stopped_after(state_root):
+        wait_ready(state_root)
+        env = {**env_for(state_root), "HABITUS_TEST_FAULT": "before_write:pause"}
+        env["HABITUS_TEST_FAULT_READY"] = str(ready)
+        answered = hook(["hook"], held_event, env)
+        assert (answered.returncode, answered.stdout, answered.stderr) == (0, b"", b"")
+        deadline = time.monotonic() + 30
+        while not ready.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        held = int(ready.read_text())
+        assert alive(held) and not stored(held_said)  # the sweep waits in the worker, after the answer
+        os.kill(held, signal.SIGKILL)
+        assert gone(held)
+        assert hook(["hook"], swept_event, env_for(state_root)).returncode == 0
+        deadline = time.monotonic() + 60
+        while not stored(swept_said) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert stored(swept_said)
+    assert hook(["hook"], own_event, env_for(state_root, worker=False)).returncode == 0
+    assert stored(own_said)  # no worker: swept before the answer
+    assert not stored(held_said)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import click
@@ -47,6 +48,8 @@ def cli(harness: str, root: str | None, wait: float) -> None:
     AfterAgent: capture, advise. Pi: what its extension sends. An event
     with no command answers nothing. The whole call has one hook budget
     (hooks.budget_ms): a command that would start after it is not run.
+    The session is over at SessionEnd (Pi: session_shutdown): the warm
+    worker answers it at once and runs its commands after the answer.
 
     \b
     Examples:
@@ -55,7 +58,8 @@ def cli(harness: str, root: str | None, wait: float) -> None:
     """
     from habitus import hookmode
     from habitus.cli import run_line
-    from habitus.harness.plan import commands_for
+    from habitus.harness import later
+    from habitus.harness.plan import AFTER_ANSWER, commands_for
     from habitus.harness.reply import merge
 
     data, request = io.read_request_bytes()
@@ -65,6 +69,9 @@ def cli(harness: str, root: str | None, wait: float) -> None:
     tail = [*(["--root", root] if root is not None else []), "--wait", repr(wait), "--harness", harness]
     replies: list[dict[str, Any] | None] = []
     for args in commands_for(harness, name):
+        if name in AFTER_ANSWER and later.queueing():
+            later.add(functools.partial(_quietly, [*args, *tail], data))
+            continue
         if hookmode.expired():
             hookmode.log(hookmode.deadline_error(f"before {' '.join(args)}"))
             break
@@ -95,6 +102,21 @@ def _for_pi(reply: dict[str, Any] | None, root: str | None) -> dict[str, Any]:
     if os.environ.get("HABITUS_WORKER", "").lower() in OFF or not settings.worker:
         return reply
     return {**reply, "worker": {"socket": socket_path(str(path)), "code": code_id()}}
+
+
+def _quietly(argv: list[str], data: bytes) -> None:
+    """Run a command after the worker's answer: as in the answer, it prints nothing anywhere (its own
+    failures go to errors.jsonl) and its reply has no one left to read it."""
+    import io as streams
+    import sys
+
+    from habitus.cli import run_line
+
+    saved, sys.stderr = sys.stderr, streams.TextIOWrapper(streams.BytesIO(), encoding="utf-8")
+    try:
+        run_line(argv, data)
+    finally:
+        sys.stderr = saved
 
 
 def _reply(out: bytes) -> dict[str, Any] | None:

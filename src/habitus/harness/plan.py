@@ -114,6 +114,10 @@ CLAMPED = {("codex", "SessionEnd"): 3, ("codex", "Interrupt"): 3}
 # then exits without waiting for it, and the sweep finishes on its own (observed with 2.1.332: an async
 # SessionEnd hook outlives the exit; an async Stop hook does not, so Stop's capture stays in the turn).
 BACKGROUND = {("claude-code", "SessionEnd")}
+# Events after which the session is over: nothing a command does can change what the harness does, so
+# the warm worker answers first and runs their commands after the answer (habitus.harness.later), as
+# Claude Code does with an async hook. Codex and Gemini wait for a SessionEnd hook before exiting.
+AFTER_ANSWER = frozenset({"SessionEnd", "session_shutdown"})
 # What the harness still needs besides the file (said in the install result and README).
 NOTES = {
     "claude-code": "Claude Code reads settings.json at start: restart running sessions (or review them in /hooks).",
