@@ -45,7 +45,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from habitus.habits.lifecycle import Evidence, Proposal
-from habitus.learn import foreign, gist, phrasing
+from habitus.lang import pasted
+from habitus.learn import foreign, gist, phrasing, standing
 from habitus.learn.text import Directive, Reading, content_words, read_message, words
 
 if TYPE_CHECKING:
@@ -181,6 +182,7 @@ class Group:
     pending: int | None = None  # id of the Pending note it stands for
     promoted: bool = False  # started by the meaning gate, not by the word rules
     against: frozenset[int] = frozenset()  # known habits it contradicts (never joins them)
+    sure: bool = False  # a repeated kind or a ban on a feature of prose: the meaning gate does not judge it
 
     def settle(self, context: str = "") -> None:
         """Compute the gists once the group's directives are complete."""
@@ -320,7 +322,7 @@ def analyze(
     links = _link_rejections(observations, readings)
     for i in links:  # a rule stated right after a rejected tool use is its reason
         readings[i] = _read(observations, i, after_rejection=True)
-    groups = _groups(observations, readings, links)
+    groups = _groups(observations, readings, links) + _repeated(observations, readings)
     meant = gate if gate is not None else lambda: None
     _promoted(observations, readings, groups, meant)
     result = Analysis(suggestions=_suggestions(observations, readings, links))
@@ -444,7 +446,9 @@ def _meant(
     fresh = [
         i
         for i, (cluster, found) in enumerate(made)
-        if found.reuses is None and not any(exempt(o) for o in cluster.observations(groups))
+        if found.reuses is None
+        and not any(exempt(o) for o in cluster.observations(groups))
+        and not any(groups[g].sure for g in cluster.groups)
     ]
     if not fresh:
         return made
@@ -540,9 +544,34 @@ def _groups(observations: list[Observation], readings: list[Reading], links: dic
                     Group(i, directive.text, [directive], False, directive.seed, habitual=directive.habitual)
                 )
         for group in mine:
+            group.sure = any(d.sure for d in group.directives)
             group.settle(group.directives[0].context if group.directives else "")
         groups += mine
     return groups
+
+
+def _repeated(observations: list[Observation], readings: list[Reading]) -> list[Group]:
+    """A correction for each kind of prompt the user said in MIN_PROMPTS prompts or more of the batch
+    (habitus.learn.standing: "dont make any changes yet" ... "lets decide on the things first"; "17px
+    is too small still" ... "press y link to a checkpoint is too small too"), worded for its kind and
+    citing every such prompt. Said once, each is about the task at hand; the meaning gate scores them
+    like chat (0.02-0.47), so the correction is `sure` and passes it."""
+    seen: dict[str, list[int]] = {}
+    for i, o in enumerate(observations):
+        if not o.user.strip():
+            continue
+        for kind in standing.kinds(pasted.own_words(o.user)):
+            seen.setdefault(kind, []).append(i)
+    out: list[Group] = []
+    for kind, cited in seen.items():
+        if len(cited) < standing.MIN_PROMPTS:
+            continue
+        wanted = standing.KINDS[kind][1]
+        group = Group(cited[0], wanted, [Directive(wanted, seed=True, score=6, marked=True)], True, True)
+        group.extra, group.sure = cited[1:], True
+        group.settle()
+        out.append(group)
+    return out
 
 
 def _with_preferences(groups: list[Group]) -> list[Group]:
@@ -905,7 +934,7 @@ def _proposal(
         for d in m.directives
         if not best.directives or d.text != best.directives[0].text
     ]
-    texts = [phrasing.fix_typos(t, vocabulary) for t in texts]
+    texts = [t if best.sure else phrasing.fix_typos(t, vocabulary) for t in texts]  # "words" is no typo
     condition, source = phrasing.situation(texts, phrase=phrase)
     if foreign.is_foreign(texts[0]):
         condition, source = foreign.topic(texts), None

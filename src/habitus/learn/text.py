@@ -35,6 +35,7 @@ What a message can hold (DESIGN.md section 5):
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -43,6 +44,7 @@ import habitus.lang.words
 from habitus.lang import pasted
 from habitus.lang.words import DETERMINERS, ENGLISH_STOP_WORDS, stem, word_set
 from habitus.learn import foreign, replacement
+from habitus.learn.standing import holds, prose_rule
 
 MAX_DIRECTIVE_CHARS = 300
 
@@ -97,7 +99,8 @@ SUBJECTS = _set(
 )
 # Sentences that clarify the current task rather than correct a behaviour.
 NARROW = re.compile(
-    r"\b(this|that|the same) (file|function|method|class|line|one|test|chart|page|component|module|folder)\b"
+    r"\b(this|that|the same) (file|function|method|class|line|one|test|chart|page|component|module|folder"
+    r"|message|text|button|screen|card|section|part|bit|thing|step|paragraph|sentence|label)\b"
     r"|\bthe other\b|\bthe one\b|\b(today|tonight|for now|right now|this time only|just this once)\b"
     # "not the invoice template, the credit note one": which thing this task is about
     r"|^not (?:the|this|that|my|your)\b|\b(?:the|this|that) (?:[\w-]+ ){1,3}ones?\b(?! (?:of|per|at)\b)"
@@ -172,6 +175,7 @@ _PROFANITY = re.compile(
 # Interjections and markers stripped from the front of a sentence before it is read.
 _LEAD = re.compile(
     r"^(?:ok(?:ay)?|hmm+|hm|well|so|also|and|but|then|now|please|pls|dude|man|yeah|yes|oh|ah|lol|wait|sigh|actually"
+    r"|ew+|meh|ideally|preferably"
     r"|wtf|w\.t\.f|omg|omfg|ffs|ugh+|seriously|never ?mind|nvm"
     r"|(?:no+|nope|nah|wrong|incorrect|stop)(?=\s*[,.:;!?-]|\s*$)"
     r"|no+(?=\s+(?:that'?s|it'?s|this is|i|you|we|it|that|this)\b)"
@@ -222,7 +226,8 @@ _STATES = re.compile(
     re.IGNORECASE,
 )
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+|;\s+")
+# ".." between words ("no emdashes..let's discuss options") separates sentences as a full stop does.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+|;\s+|(?<=\w)\.{2,}(?=[A-Za-z])")
 _ABBREVIATION = re.compile(r"\b(e\.g|i\.e|etc|vs|cf)\.\s", re.IGNORECASE)
 
 
@@ -240,6 +245,7 @@ class Directive:
     marked: bool = False  # carries its own correction marker; an unmarked one elaborates the one before
     context: str = ""  # what a pronoun object refers to ("the lines are hard wrapped, don't do that")
     phrase: bool = False  # a noun phrase ("type hints on everything"), not an imperative
+    sure: bool = False  # general by what it names ("no emdashes"): the meaning gate does not judge it
 
 
 @dataclass(frozen=True)
@@ -888,7 +894,10 @@ def read_message(
                 question = question and not asks
             made: str | None = None
             needs_friction = False
-            if rule is not None:
+            if rule is None and (prose := prose_rule(stripped)) is not None:
+                made = prose  # "no emdashes", "it shouldnt sound so AI generated": how to write, always
+                markers.add("prose")
+            elif rule is not None:
                 made, needs_friction = rule
                 if not needs_friction:
                     markers.add("rule")  # "X never goes into git", "X must never ...": prohibitive
@@ -956,6 +965,7 @@ def read_message(
         "judgement",
         "obliged",
         "standing",
+        "prose",
     }
     reading.friction = bool(reading.markers & friction_markers)
     if opening and not reading.markers & (friction_markers - {"negative", "always", "stop", "obliged"}):
@@ -984,6 +994,8 @@ def read_message(
             continue
         if made is not None:
             directive = _directive(made, markers | {"made"}, False, friction=reading.friction)
+            if directive is not None and "prose" in markers:
+                directive = dataclasses.replace(directive, sure=True)
         else:
             verdict = "judgement" in reading.markers
             directive = _directive(stripped, markers, question, friction=reading.friction, verdict=verdict)
@@ -1012,6 +1024,14 @@ def read_message(
             reading.directives.append(directive)
         else:
             reading.instructions.append(directive)
+    if holds(text):
+        # "dont make any changes yet..lets just analyze", "any other naming ideas..dont change anything
+        # just yet": the user wants to talk before the agent acts, so the message's requests are this
+        # discussion's (habitus.learn.local counts the holds themselves); a ban on a feature of prose
+        # or a correction with its own marker said beside one still stands.
+        reading.directives = [d for d in reading.directives if d.sure or (d.marked and not holds(d.text))]
+        reading.instructions = [d for d in reading.instructions if d.sure]
+        return reading
     if not reading.friction and not reading.instructions and not reading.facts:
         # A calm request in another language, which the English reader above cannot parse: an
         # instruction that may start a candidate only through the meaning gate (habitus.learn.local).
@@ -1191,12 +1211,20 @@ _NEGATED_CLAUSE = re.compile(r",\s*(?:no|not|never)\s+\w", re.IGNORECASE)
 # hedged opinion reports a problem, it does not ask for a behaviour.
 _HEDGE = re.compile(
     r"^(?:i|we)\s+(?:do\s*n[o']?t\s+|don'?t\s+)?(?:think|tink|thinkg|believe|guess|suppose|feel|reckon|assume"
-    r"|doubt|wonder|understand)\b",
+    r"|doubt|wonder|understand|hate|love)\b",
     re.IGNORECASE,
 )
 
 
 _IF_REPORT = re.compile(r"^(?:if|when|whenever)\s+(?:i|we|you|it|the|they|someone)\b", re.IGNORECASE)
+# "ideally every time you run the bench it saves a report to /bench/reports": what the program does each
+# time, a requirement on the product (its main clause's subject is the program), not on the agent.
+_PRODUCT_DOES = re.compile(
+    r"^(?:ideally|preferably|basically|so)?,?\s*(?:every (?:single )?time|each time|whenever|when) (?:you|we|i|someone"
+    r"|people|users?|the user)\b[^,.;]{1,80}?,?\s+(?:it|this|that|the (?:\w+ ){0,2}?\w+)\s+"
+    r"(?!(?:has|is|was|does)\b)[a-z]+s\b",
+    re.IGNORECASE,
+)
 
 
 _NOT_THE_AGENT = re.compile(r"\bnot (?:you|me)\b", re.IGNORECASE)
@@ -1215,6 +1243,8 @@ def _directive(
         return None  # the verdict itself ("bare errors are useless") asks for nothing
     if _IF_REPORT.match(stripped) and not _MODAL.search(stripped):
         return None  # "if i change the theme, not everything updates": what happens, not a request
+    if _PRODUCT_DOES.match(stripped):
+        return None
     made = "made" in markers  # worded by the reader from a statement, a question or "you forgot ..."
     habitual = bool(HABITUAL.search(stripped))
     phrase = False
