@@ -941,6 +941,8 @@ def _proposal(
     behavior, polarity = phrasing.behavior(
         texts[0], phrase=phrase, situation=condition if source == 0 else None
     )
+    if phrasing.garbled(behavior):
+        return None
     proposal = Proposal(condition, behavior, polarity, confidence, evidence)
     return Found(proposal, friction, None)
 

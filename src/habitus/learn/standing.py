@@ -24,23 +24,27 @@ import re
 
 _F = re.IGNORECASE | re.UNICODE
 
-# Hold off: change nothing until the approach is agreed.
-_HOLD = re.compile(
+# Hold off now: change nothing yet, this message is for talking.
+_HOLD_NOW = re.compile(
     r"\b(?:don'?t|dont|do not|pls don'?t)\s+(?:make|do|implement|change|add|edit|touch|write|code|start|build)\b"
     r"[^.?!\n]{0,40}?\b(?:yet|for now|until)\b"
     r"|\b(?:don'?t|dont|do not)\s+(?:implement|make any changes|change anything|edit anything)\b"
-    r"|\bbefore (?:you |we )?(?:make|making|implement|implementing|change|changing|edit|editing|start coding)\b"
-    r"|\b(?:discuss|decide|talk|agree|align)\b[^.?!\n]{0,40}\bfirst\b"
-    r"|\bwithout (?:deciding|discussing|agreeing|talking|checking) (?:it |this )?(?:with|to) me\b"
-    # German, French, Spanish/Portuguese, Italian
-    r"|\bnoch nicht (?:ändern|implementieren|umsetzen|anfassen)\b|\berst (?:besprechen|klären|diskutieren)\b"
+    r"|\bnoch nicht (?:ändern|implementieren|umsetzen|anfassen)\b"
     r"|\bne (?:change|modifie|touche|code|implémente) (?:rien|pas)\b[^.?!\n]{0,30}\b(?:encore|pour l'instant)\b"
-    r"|\b(?:discutons|décidons|parlons)[^.?!\n]{0,30}\bd'abord\b"
     r"|\bno (?:cambies|toques|implementes|modifiques|mude|altere|cambiare|toccare)\b[^.?!\n]{0,30}"
     r"\b(?:todavía|aún|ainda|ancora|por ahora)\b"
+    r"|まだ(?:変更|実装|修正|編集|コード)(?:し|は)|先别(?:改|动|写|实现)",
+    _F,
+)
+# Hold off: change nothing until the approach is agreed (now, or before changes in general).
+_HOLD = re.compile(
+    _HOLD_NOW.pattern
+    + r"|\bbefore (?:you |we )?(?:make|making|implement|implementing|change|changing|edit|editing|start coding)\b"
+    r"|\b(?:discuss|decide|talk|agree|align)\b[^.?!\n]{0,40}\bfirst\b"
+    r"|\bwithout (?:deciding|discussing|agreeing|talking|checking) (?:it |this )?(?:with|to) me\b"
+    r"|\berst (?:besprechen|klären|diskutieren)\b|\b(?:discutons|décidons|parlons)[^.?!\n]{0,30}\bd'abord\b"
     r"|\bprimero (?:discutamos|decidamos|hablemos)\b|\bprimeiro (?:vamos )?(?:discutir|decidir)\b"
-    # Japanese, Chinese
-    r"|まだ(?:変更|実装|修正|編集|コード)(?:し|は)|(?:まず|先に)(?:相談|話し合|決め)|先别(?:改|动|写|实现)|先(?:讨论|商量)",
+    r"|(?:まず|先に)(?:相談|話し合|決め)|先(?:讨论|商量)",
     _F,
 )
 # Too small to read.
@@ -81,8 +85,9 @@ MIN_PROMPTS = 2  # prompts of one kind in a batch that make it a standing prefer
 
 
 def holds(text: str) -> bool:
-    """Whether the prompt asks the agent to hold off changing anything until the approach is agreed."""
-    return _HOLD.search(text) is not None
+    """Whether the prompt asks the agent to change nothing yet ("dont implement yet"), so that what else
+    it asks belongs to the discussion; "ask me before you change the public api" is a rule, no hold."""
+    return _HOLD_NOW.search(text) is not None
 
 
 _ASKED = re.compile(r"[^.?!\n？]*[?？]")  # "too long? too short?" asks the user's opinion of a choice
@@ -112,8 +117,12 @@ _BANNING = re.compile(
     r"|(?:i|we) hate)\s+(?:(?:the|any|those)\s+)?",
     _F,
 )
+_PLACE = re.compile(
+    r"\s+in (?!(?:it|them|this|that|there|here)\b)(?:the |your |our |any )?[\w -]{2,40}?(?=\s*(?:$|[.,;:!]|please|pls))",
+    _F,
+)
 _SOUNDS = re.compile(
-    r"\b(?:it|this|that|the \w+|they|these|those)\s+(?:shouldn'?t|shouldnt|should not|must not|mustn'?t)\s+sound"
+    r"\b(?:it|this|that|the (?:\w+ ){0,2}\w+|they|these|those)\s+(?:shouldn'?t|shouldnt|should not|must not|mustn'?t)\s+sound"
     r"\s+(?:so\s+|too\s+|like\s+)?(?P<x>(?:ai|a\.i\.|robot|machine|chatgpt|llm)[\w -]{0,20}?)\s*(?:[.,!;]|$)",
     _F,
 )
@@ -127,7 +136,8 @@ def prose_rule(sentence: str) -> str | None:
     ban = _BAN.search(text)
     if ban is not None:
         thing = _BANNING.sub("", ban["ban"])
-        return f"no {thing} in text you write"
+        place = _PLACE.match(text[ban.end() :])  # "no emoji in commit messages": where the user said
+        return f"no {thing} {place[0].strip() if place else 'in text you write'}"
     sounds = _SOUNDS.search(text)
     if sounds is not None:
         return f"do not write text that sounds {sounds['x'].strip()}"

@@ -146,6 +146,11 @@ _BLAME = re.compile(
     re.IGNORECASE,
 )
 _QUESTION = re.compile(r"\?[!?]*\s*$")
+# "what are your ideas before you make any changes": a question typed without its question mark
+_ASKS_UNMARKED = re.compile(
+    r"^(?:what|how|why|which|where|who)\s+(?:are|is|was|were|do|does|did|would|should|could|can|will)\b",
+    re.IGNORECASE,
+)
 # A verdict on what the agent did, or the norm it broke, said without "no" or "again": "bare errors are
 # useless in the logs", "node:20 isn't pinned either", "we dont do default exports here", "same problem as
 # yesterday", "I still see a naked return". Friction for the directive beside it; never a directive.
@@ -175,7 +180,7 @@ _PROFANITY = re.compile(
 # Interjections and markers stripped from the front of a sentence before it is read.
 _LEAD = re.compile(
     r"^(?:ok(?:ay)?|hmm+|hm|well|so|also|and|but|then|now|please|pls|dude|man|yeah|yes|oh|ah|lol|wait|sigh|actually"
-    r"|ew+|meh|ideally|preferably"
+    r"|ew+|meh|ideally|preferably|instead"
     r"|wtf|w\.t\.f|omg|omfg|ffs|ugh+|seriously|never ?mind|nvm"
     r"|(?:no+|nope|nah|wrong|incorrect|stop)(?=\s*[,.:;!?-]|\s*$)"
     r"|no+(?=\s+(?:that'?s|it'?s|this is|i|you|we|it|that|this)\b)"
@@ -321,6 +326,8 @@ def sentences(text: str) -> list[str]:
             or (known_verb(words(stripped)[0]) is not None and not _NO_THING.match(stripped))
         )
         short = len(content_words(stripped)) <= 2 and not _FACT_START.match(part) and not alone
+        # "no emdashes" is a rule of its own; merged, the next fragment would hide its end
+        short = short and not (prose_rule(part) or (out and prose_rule(out[-1])))
         if out and short and not _QUESTION.search(out[-1]):  # a question stays a question
             out[-1] = f"{out[-1].rstrip()} {part}"
         else:
@@ -570,6 +577,13 @@ _WE_HAVE = re.compile(
     r"(?:,? (?:use|try) (?:it|that|them))?$",
     re.IGNORECASE,
 )
+# "we aren't to use cufft", "these tests are to use the generic interface ...": "be to" states an
+# obligation (British English), as "must" does.
+_ARE_TO = re.compile(
+    r"(?:^|,\s+)(?P<subject>we|(?:these|the|all|our) (?:[\w-]+ ){0,2}[\w-]+s) (?P<neg>are not|aren'?t|are) to"
+    r" (?P<rest>\w.{2,160})$",
+    re.IGNORECASE,
+)
 _WE_ALWAYS = re.compile(
     r"^(?:we|i)(?: here| in this \w+)? (?P<how>always|never|don'?t|do not|usually|only) (?P<rest>.{3,200})$",
     re.IGNORECASE,
@@ -621,6 +635,11 @@ def _normative(sentence: str) -> tuple[str, bool] | None:
         general = bool(_GENERAL.search(modal["subject"]) or (modal["neg"] or "").lower() == "never")
         if modal["neg"] and general and known_verb(words(modal["rest"])[0] if words(modal["rest"]) else ""):
             return f"don't let {modal['subject']} {modal['rest']}", False
+    bound = _ARE_TO.search(body)
+    if bound and known_verb(words(bound["rest"])[0]):
+        we, banned = bound["subject"].lower() == "we", bound["neg"].lower() != "are"
+        if we and banned:  # "these tests are to use ..." specifies the task at hand
+            return f"don't {bound['rest']}", False
     ours = _WE_ALWAYS.match(body)
     if ours and known_verb(words(ours["rest"])[0] if words(ours["rest"]) else "", typo=True):
         how = ours["how"].lower()
@@ -830,7 +849,8 @@ def read_message(
         wanted = f"{verb} the approach with the user before making changes"
         reading.directives.append(Directive(wanted, seed=True, score=5, marked=True))
         return reading
-    swap = replacement.find(text, before)
+    # "better. no em dashes" bans a feature of prose; read as a swap it asks for "better" instead
+    swap = replacement.find(text, before) if prose_rule(text) is None else None
     if swap is not None:  # read whole: word by word it inverts ("yarn again. bun." is not "use yarn")
         reading.friction = True
         reading.markers |= {"again" if swap.again else "no", "replacement"}
@@ -884,7 +904,7 @@ def read_message(
                 continue  # "you don't need to ... anymore" asks for nothing new
         for clause in _clauses(sentence) if rule is None else [sentence]:
             stripped, markers = _strip_lead(clause)
-            question = bool(_QUESTION.search(clause))
+            question = bool(_QUESTION.search(clause) or _ASKS_UNMARKED.match(stripped))
             addressed = _addressed(stripped)
             if addressed is not None:  # "you need to read X", "can you stop X", "from now on X"
                 stripped, said, asks = addressed
