@@ -812,6 +812,8 @@ def _linked(clusters: list[Cluster], groups: list[Group], scores: np.ndarray) ->
                     second.known in {o for g in first.groups for o in groups[g].against}
                 ):
                     continue
+                if _apart(first, second, groups):
+                    continue
                 if any(
                     groups[x].friction == groups[y].friction
                     and scores[x, y] >= CLUSTER_BP
@@ -827,6 +829,14 @@ def _linked(clusters: list[Cluster], groups: list[Group], scores: np.ndarray) ->
             if merged:
                 break
     return clusters
+
+
+def _apart(first: Cluster, second: Cluster, groups: list[Group]) -> bool:
+    """Two rules the reader worded itself ("keep it short ..." and "make text and labels big enough
+    ...", both about text the user reads) are two habits, however alike their words."""
+    mine = {groups[g].text for g in first.groups if groups[g].sure}
+    theirs = {groups[g].text for g in second.groups if groups[g].sure}
+    return bool(mine and theirs and mine != theirs)
 
 
 def _may_join(group: Group, friction_target: bool) -> bool:
@@ -871,6 +881,8 @@ def _nearest(g: int, groups: list[Group], scores: np.ndarray, clusters: list[Clu
         if cluster.known is not None and cluster.known in group.against:
             continue
         if not _may_join(group, any(groups[o].friction for o in cluster.groups)):
+            continue
+        if _apart(Cluster(groups=[g]), cluster, groups):
             continue
         for other in cluster.groups:
             if group.observation == groups[other].observation and group.pending is None:

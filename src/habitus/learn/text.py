@@ -180,7 +180,7 @@ _PROFANITY = re.compile(
 # Interjections and markers stripped from the front of a sentence before it is read.
 _LEAD = re.compile(
     r"^(?:ok(?:ay)?|hmm+|hm|well|so|also|and|but|then|now|please|pls|dude|man|yeah|yes|oh|ah|lol|wait|sigh|actually"
-    r"|ew+|meh|ideally|preferably|instead"
+    r"|ew+|meh|ideally|preferably|instead(?! of\b)"
     r"|wtf|w\.t\.f|omg|omfg|ffs|ugh+|seriously|never ?mind|nvm"
     r"|(?:no+|nope|nah|wrong|incorrect|stop)(?=\s*[,.:;!?-]|\s*$)"
     r"|no+(?=\s+(?:that'?s|it'?s|this is|i|you|we|it|that|this)\b)"
