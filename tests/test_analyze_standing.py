@@ -23,7 +23,8 @@ needs_e5 = pytest.mark.skipif(not registry.e5_available(), reason="the packaged 
     ("message", "kinds"),
     [
         ("hmm nice. don't touch the code yet, tell me what you would do", {"hold"}),
-        ("what would you change before you make any edits", {"hold"}),
+        ("what are the options before you make any edits", {"hold"}),
+        ("read the whole module before you change it", set()),  # a rule about reading, no hold
         ("let's agree on the data model first", {"hold"}),
         ("ne modifie rien pour l'instant, on en parle", {"hold"}),
         ("まだ変更しないで、まず相談したい", {"hold"}),

@@ -39,7 +39,10 @@ _HOLD_NOW = re.compile(
 # Hold off: change nothing until the approach is agreed (now, or before changes in general).
 _HOLD = re.compile(
     _HOLD_NOW.pattern
-    + r"|\bbefore (?:you |we )?(?:make|making|implement|implementing|change|changing|edit|editing|start coding)\b"
+    # "what are your ideas before you make any changes"; not "read the whole file before you change it"
+    + r"|\b(?:discuss\w*|talk|ask|ideas?|options?|propos\w+|plan|explain|tell me|show me|check with me)\b"
+    r"[^.?!\n]{0,60}\bbefore (?:you |we )?(?:make|making|implement|implementing|change|changing|edit|editing"
+    r"|start coding)\b"
     r"|\b(?:discuss|decide|talk|agree|align)\b[^.?!\n]{0,40}\bfirst\b"
     r"|\bwithout (?:deciding|discussing|agreeing|talking|checking) (?:it |this )?(?:with|to) me\b"
     r"|\berst (?:besprechen|klären|diskutieren)\b|\b(?:discutons|décidons|parlons)[^.?!\n]{0,30}\bd'abord\b"
