@@ -172,3 +172,33 @@ def test_a_ban_on_prose_said_once_is_proposed(state_root: Path) -> None:
     said = [f"{p['condition']} / {p['behavior']}" for p in proposals]
     assert len(said) == 1 and "em dashes" in said[0] and said[0].count("Do not") == 1, said
     assert proposals[0]["polarity"] == -1
+
+
+def test_asking_to_talk_beside_a_hold_off_stops_the_agent() -> None:
+    reading = read_message("the menu looks ok..don't add it to the game yet..let's talk about the flow")
+    assert "halt" in reading.markers
+    assert [d.text for d in reading.directives] == [
+        "talk through the approach with the user before making changes"
+    ]
+    assert reading.directives[0].sure
+    assert read_message("let's talk about the flow").directives == []  # no hold: a wish to chat
+
+
+@needs_e5
+def test_two_repeated_complaints_are_two_habits(state_root: Path) -> None:
+    assert run(["config", "set", "capture.enabled", "true"]).exit == 0
+    capture(
+        state_root,
+        [
+            ("add a settings page", "Added it.", "2026-05-01T10:00:00Z"),
+            ("the labels there are too small", "Made them bigger.", "2026-05-01T10:05:00Z"),
+            ("way too many words in the intro text", "Trimmed it.", "2026-05-01T10:10:00Z"),
+            ("the hints are too small as well", "Bigger now.", "2026-05-01T10:15:00Z"),
+            ("the help page is too long", "Shortened.", "2026-05-01T10:20:00Z"),
+        ],
+    )
+    proposals = run(["analyze"]).result["proposals"]
+    said = sorted(p["behavior"] for p in proposals)
+    assert said == ["Do keep it short and use few words.", "Do make text and labels big enough to read."], (
+        said
+    )

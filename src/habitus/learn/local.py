@@ -832,11 +832,14 @@ def _linked(clusters: list[Cluster], groups: list[Group], scores: np.ndarray) ->
 
 
 def _apart(first: Cluster, second: Cluster, groups: list[Group]) -> bool:
-    """Two rules the reader worded itself ("keep it short ..." and "make text and labels big enough
-    ...", both about text the user reads) are two habits, however alike their words."""
-    mine = {groups[g].text for g in first.groups if groups[g].sure}
-    theirs = {groups[g].text for g in second.groups if groups[g].sure}
+    """Two repeated kinds the reader worded itself ("keep it short ..." and "make text and labels big
+    enough ...", both about text the user reads) are two habits, however alike their words."""
+    mine = {groups[g].text for g in first.groups} & _WORDED
+    theirs = {groups[g].text for g in second.groups} & _WORDED
     return bool(mine and theirs and mine != theirs)
+
+
+_WORDED = {wanted for _, wanted in standing.KINDS.values()}
 
 
 def _may_join(group: Group, friction_target: bool) -> bool:

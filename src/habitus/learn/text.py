@@ -777,6 +777,14 @@ _DISCUSS_FIRST = re.compile(
 )
 
 
+# "... dont add it yet..lets talk about it": asking to talk beside a hold-off (habitus.learn.standing)
+_TALK_NOW = re.compile(
+    r"(?:^|[\s.,;!?])(?P<halt>)(?:let'?s|lets|can we|could we|we should|we need to|i'?d like to)\s+(?:first\s+)?"
+    r"(?P<verb>talk|discuss|chat)\b",
+    re.IGNORECASE,
+)
+
+
 # The agent's instruction file: a rule the user asks to have written there is meant to last.
 INSTRUCTION_FILE = re.compile(
     r"(?<![\w-])(?:claude|agents|gemini)[./]md\b|copilot-instructions\.md|\.cursorrules|\.windsurfrules",
@@ -840,14 +848,19 @@ def read_message(
         memo = bool(opened or named)
         text = text[opened.end() if opened else 0 : named.start() if named else len(text)]
     talk = _DISCUSS_FIRST.match(text)
-    if talk is not None and (after_rejection or talk["halt"]):
+    held = talk is None and holds(text)
+    if held:
+        talk = _TALK_NOW.search(text)
+    if talk is not None and (after_rejection or held or talk["halt"]):
         # "wait please let's talk about this" right after a rejected tool use, "hold on, can we
-        # discuss what we're doing first?": the agent acted before agreeing on the approach.
+        # discuss what we're doing first?", "dont add it yet..lets talk about it": the user stops the
+        # agent until the approach is agreed.
         verb = "discuss" if talk["verb"].lower().startswith("discuss") else "talk through"
         reading.friction = True
         reading.markers |= {"halt", "rejected"} if after_rejection else {"halt"}
         wanted = f"{verb} the approach with the user before making changes"
-        reading.directives.append(Directive(wanted, seed=True, score=5, marked=True))
+        # worded by the reader, as a repeated hold-off is: the gate scores such chat low (0.28)
+        reading.directives.append(Directive(wanted, seed=True, score=5, marked=True, sure=held))
         return reading
     # "better. no em dashes" bans a feature of prose; read as a swap it asks for "better" instead
     swap = replacement.find(text, before) if prose_rule(text) is None else None
