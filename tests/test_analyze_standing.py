@@ -202,3 +202,39 @@ def test_two_repeated_complaints_are_two_habits(state_root: Path) -> None:
     assert said == ["Do keep it short and use few words.", "Do make text and labels big enough to read."], (
         said
     )
+
+
+@pytest.mark.parametrize(
+    ("message", "banned"),
+    [
+        ("keine Gedankenstriche bitte", "keine Gedankenstriche bitte"),
+        ("ok. pas d'emojis dans les textes du jeu", "pas d'emojis dans les textes du jeu"),
+        ("sin emojis, por favor", "sin emojis, por favor"),
+        ("説明文では絵文字は使わないで", "説明文では絵文字は使わないで"),
+        ("不要用破折号", "不要用破折号"),
+        ("der Hilfetext darf nicht nach KI klingen", "der Hilfetext darf nicht nach KI klingen"),
+        ("la app no funciona sin emojis?", None),  # a question
+        ("Emojis werden nicht angezeigt", None),  # a report
+    ],
+)
+def test_a_ban_on_prose_in_another_language_is_a_rule(message: str, banned: str | None) -> None:
+    reading = read_message(message)
+    made = [d.text for d in reading.directives if d.sure]
+    if banned is None:
+        assert made == []
+    else:
+        assert reading.friction and made == [banned] and "foreign" in reading.markers
+
+
+@needs_e5
+def test_a_ban_on_prose_in_german_is_proposed_in_the_users_words(state_root: Path) -> None:
+    assert run(["config", "set", "capture.enabled", "true"]).exit == 0
+    capture(
+        state_root,
+        [
+            ("schreib die Beschreibung für den Store", "Hier ist sie: ...", "2026-05-01T10:00:00Z"),
+            ("besser. keine Gedankenstriche bitte", "Entfernt.", "2026-05-01T10:05:00Z"),
+        ],
+    )
+    proposals = run(["analyze"]).result["proposals"]
+    assert [p["behavior"] for p in proposals] == ["Do keine Gedankenstriche bitte."], proposals

@@ -145,3 +145,29 @@ def prose_rule(sentence: str) -> str | None:
     if sounds is not None:
         return f"do not write text that sounds {sounds['x'].strip()}"
     return None
+
+
+# The same in other languages: a ban word and a feature of prose in one sentence, kept in the user's
+# words as foreign corrections are (habitus.learn.foreign).
+_PROSE_FOREIGN = (
+    r"gedankenstrich\w*|emojis?|ausrufezeichen|tirets? cadratins?|points? d'exclamation|guion(?:es)? largos?"
+    r"|travess(?:ão|ões)|trattin[oi] lung[oh]i?|emoji|ダッシュ|絵文字|感嘆符|破折号|表情符号|感叹号|emoji"
+)
+_BAN_FOREIGN = re.compile(
+    r"(?:(?:\b(?:keine?|ohne|pas de|sans|sin|sem|nada de|niente|senza)\s+|\bpas d')(?:\w+\s+){0,2}?(?:"
+    + _PROSE_FOREIGN
+    + r"))|(?:(?:"
+    + _PROSE_FOREIGN
+    + r")\S{0,4}(?:使わない|使用しない|なし|禁止|はやめ))|(?:(?:不要|别|不用|禁止)(?:用|使用|加)?\S{0,3}(?:"
+    + _PROSE_FOREIGN
+    + r"))"
+    r"|\bnach (?:ki|ai) klingen|\bsonner comme (?:une )?(?:ia|ai)\b|\bsonar (?:a|como) (?:una )?(?:ia|ai)\b"
+    r"|\bsoar como (?:uma )?(?:ia|ai)\b|(?:ai|ＡＩ)っぽ|ai味|像ai",
+    _F,
+)
+
+
+def foreign_prose(sentences: list[str]) -> list[str]:
+    """The sentences of a message in another language that ban a feature of prose ("keine
+    Gedankenstriche bitte", "絵文字は使わないで", "不要用破折号", "der Text darf nicht nach KI klingen")."""
+    return [s for s in sentences if _BAN_FOREIGN.search(s)]

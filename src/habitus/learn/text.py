@@ -44,7 +44,7 @@ import habitus.lang.words
 from habitus.lang import pasted
 from habitus.lang.words import DETERMINERS, ENGLISH_STOP_WORDS, stem, word_set
 from habitus.learn import foreign, replacement
-from habitus.learn.standing import holds, prose_rule
+from habitus.learn.standing import foreign_prose, holds, prose_rule
 
 MAX_DIRECTIVE_CHARS = 300
 
@@ -862,14 +862,23 @@ def read_message(
         # worded by the reader, as a repeated hold-off is: the gate scores such chat low (0.28)
         reading.directives.append(Directive(wanted, seed=True, score=5, marked=True, sure=held))
         return reading
+    banned = foreign_prose(foreign.statements(text)) if foreign.is_foreign(text) else []
     # "better. no em dashes" bans a feature of prose; read as a swap it asks for "better" instead
-    swap = replacement.find(text, before) if prose_rule(text) is None else None
+    swap = replacement.find(text, before) if prose_rule(text) is None and not banned else None
     if swap is not None:  # read whole: word by word it inverts ("yarn again. bun." is not "use yarn")
         reading.friction = True
         reading.markers |= {"again" if swap.again else "no", "replacement"}
         if _FRUSTRATION.search(text):
             reading.markers.add("frustration")
         reading.directives.append(Directive(swap.text, seed=True, score=6, marked=True))
+        return reading
+    if banned:
+        reading.friction = True  # "keine Gedankenstriche bitte": as "no em dashes", said once
+        reading.markers |= {"prose", "foreign"}
+        for sentence in banned[: foreign.MAX_DIRECTIVES]:
+            reading.directives.append(
+                Directive(sentence[:MAX_DIRECTIVE_CHARS], True, 4, marked=True, sure=True)
+            )
         return reading
     other = foreign.corrections(text)
     remembered = foreign.fact(text) if foreign.is_foreign(text) else None
