@@ -7,7 +7,9 @@ For one batch (records of one generation, in order):
    (the user's reason usually follows it): the rejection becomes evidence for what that message asks;
 3. group a friction message's directives: one carrying its own marker ("no", "don't", "again", "I
    told you", "always/never") starts a group, an unmarked one elaborates the group before it
-   ("no, don't mock the database. use a real sqlite file" is one correction);
+   ("no, don't mock the database. use a real sqlite file" is one correction); a kind of prompt said in
+   two prompts or more (habitus.learn.standing: a hold-off, "too small", "too long", "too complicated")
+   is one more correction, worded for its kind and citing them all;
 4. embed each group's gist (habitus.learn.gist: the request and its object, without reasons, markers
    and one-off tails) and cluster them by similarity = cosine + LEXICAL_WEIGHT x shared distinctive
    terms, at CLUSTER_BP: a group joins an existing habit whose behaviour or cited corrections it
