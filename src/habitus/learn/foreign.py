@@ -84,6 +84,13 @@ MAX_DIRECTIVES = 3
 
 
 @lru_cache(maxsize=4096)  # each message is asked about several times in a row
+def statements(text: str) -> list[str]:
+    """The sentences of a text in any of these languages that are no questions, without trailing
+    punctuation."""
+    parts = (s.strip() for s in _SENTENCE.split(text.strip()))
+    return [t for s in parts if not s.endswith(("?", "？")) and (t := _TRAIL.sub("", s))]
+
+
 def is_foreign(text: str) -> bool:
     if _RULE_START.match(text) or _AGAIN.search(text) or _TOLD.search(text):
         return True  # "otra vez usaste var. usa siempre const": too few stop words to tell

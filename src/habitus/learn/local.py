@@ -7,7 +7,9 @@ For one batch (records of one generation, in order):
    (the user's reason usually follows it): the rejection becomes evidence for what that message asks;
 3. group a friction message's directives: one carrying its own marker ("no", "don't", "again", "I
    told you", "always/never") starts a group, an unmarked one elaborates the group before it
-   ("no, don't mock the database. use a real sqlite file" is one correction);
+   ("no, don't mock the database. use a real sqlite file" is one correction); a kind of prompt said in
+   two prompts or more (habitus.learn.standing: a hold-off, "too small", "too long", "too complicated")
+   is one more correction, worded for its kind and citing them all;
 4. embed each group's gist (habitus.learn.gist: the request and its object, without reasons, markers
    and one-off tails) and cluster them by similarity = cosine + LEXICAL_WEIGHT x shared distinctive
    terms, at CLUSTER_BP: a group joins an existing habit whose behaviour or cited corrections it
@@ -45,7 +47,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from habitus.habits.lifecycle import Evidence, Proposal
-from habitus.learn import foreign, gist, phrasing
+from habitus.lang import pasted
+from habitus.learn import foreign, gist, phrasing, standing
 from habitus.learn.text import Directive, Reading, content_words, read_message, words
 
 if TYPE_CHECKING:
@@ -181,6 +184,7 @@ class Group:
     pending: int | None = None  # id of the Pending note it stands for
     promoted: bool = False  # started by the meaning gate, not by the word rules
     against: frozenset[int] = frozenset()  # known habits it contradicts (never joins them)
+    sure: bool = False  # a repeated kind or a ban on a feature of prose: the meaning gate does not judge it
 
     def settle(self, context: str = "") -> None:
         """Compute the gists once the group's directives are complete."""
@@ -320,7 +324,7 @@ def analyze(
     links = _link_rejections(observations, readings)
     for i in links:  # a rule stated right after a rejected tool use is its reason
         readings[i] = _read(observations, i, after_rejection=True)
-    groups = _groups(observations, readings, links)
+    groups = _groups(observations, readings, links) + _repeated(observations, readings)
     meant = gate if gate is not None else lambda: None
     _promoted(observations, readings, groups, meant)
     result = Analysis(suggestions=_suggestions(observations, readings, links))
@@ -444,7 +448,9 @@ def _meant(
     fresh = [
         i
         for i, (cluster, found) in enumerate(made)
-        if found.reuses is None and not any(exempt(o) for o in cluster.observations(groups))
+        if found.reuses is None
+        and not any(exempt(o) for o in cluster.observations(groups))
+        and not any(groups[g].sure for g in cluster.groups)
     ]
     if not fresh:
         return made
@@ -540,9 +546,34 @@ def _groups(observations: list[Observation], readings: list[Reading], links: dic
                     Group(i, directive.text, [directive], False, directive.seed, habitual=directive.habitual)
                 )
         for group in mine:
+            group.sure = any(d.sure for d in group.directives)
             group.settle(group.directives[0].context if group.directives else "")
         groups += mine
     return groups
+
+
+def _repeated(observations: list[Observation], readings: list[Reading]) -> list[Group]:
+    """A correction for each kind of prompt the user said in MIN_PROMPTS prompts or more of the batch
+    (habitus.learn.standing: "dont make any changes yet" ... "lets decide on the things first"; "17px
+    is too small still" ... "press y link to a checkpoint is too small too"), worded for its kind and
+    citing every such prompt. Said once, each is about the task at hand; the meaning gate scores them
+    like chat (0.02-0.47), so the correction is `sure` and passes it."""
+    seen: dict[str, list[int]] = {}
+    for i, o in enumerate(observations):
+        if not o.user.strip():
+            continue
+        for kind in standing.kinds(pasted.own_words(o.user)):
+            seen.setdefault(kind, []).append(i)
+    out: list[Group] = []
+    for kind, cited in seen.items():
+        if len(cited) < standing.MIN_PROMPTS:
+            continue
+        wanted = standing.KINDS[kind][1]
+        group = Group(cited[0], wanted, [Directive(wanted, seed=True, score=6, marked=True)], True, True)
+        group.extra, group.sure = cited[1:], True
+        group.settle()
+        out.append(group)
+    return out
 
 
 def _with_preferences(groups: list[Group]) -> list[Group]:
@@ -783,6 +814,8 @@ def _linked(clusters: list[Cluster], groups: list[Group], scores: np.ndarray) ->
                     second.known in {o for g in first.groups for o in groups[g].against}
                 ):
                     continue
+                if _apart(first, second, groups):
+                    continue
                 if any(
                     groups[x].friction == groups[y].friction
                     and scores[x, y] >= CLUSTER_BP
@@ -798,6 +831,17 @@ def _linked(clusters: list[Cluster], groups: list[Group], scores: np.ndarray) ->
             if merged:
                 break
     return clusters
+
+
+def _apart(first: Cluster, second: Cluster, groups: list[Group]) -> bool:
+    """Two repeated kinds the reader worded itself ("keep it short ..." and "make text and labels big
+    enough ...", both about text the user reads) are two habits, however alike their words."""
+    mine = {groups[g].text for g in first.groups} & _WORDED
+    theirs = {groups[g].text for g in second.groups} & _WORDED
+    return bool(mine and theirs and mine != theirs)
+
+
+_WORDED = {wanted for _, wanted in standing.KINDS.values()}
 
 
 def _may_join(group: Group, friction_target: bool) -> bool:
@@ -842,6 +886,8 @@ def _nearest(g: int, groups: list[Group], scores: np.ndarray, clusters: list[Clu
         if cluster.known is not None and cluster.known in group.against:
             continue
         if not _may_join(group, any(groups[o].friction for o in cluster.groups)):
+            continue
+        if _apart(Cluster(groups=[g]), cluster, groups):
             continue
         for other in cluster.groups:
             if group.observation == groups[other].observation and group.pending is None:
@@ -905,13 +951,15 @@ def _proposal(
         for d in m.directives
         if not best.directives or d.text != best.directives[0].text
     ]
-    texts = [phrasing.fix_typos(t, vocabulary) for t in texts]
+    texts = [t if best.sure else phrasing.fix_typos(t, vocabulary) for t in texts]  # "words" is no typo
     condition, source = phrasing.situation(texts, phrase=phrase)
     if foreign.is_foreign(texts[0]):
         condition, source = foreign.topic(texts), None
     behavior, polarity = phrasing.behavior(
         texts[0], phrase=phrase, situation=condition if source == 0 else None
     )
+    if phrasing.garbled(behavior):
+        return None
     proposal = Proposal(condition, behavior, polarity, confidence, evidence)
     return Found(proposal, friction, None)
 

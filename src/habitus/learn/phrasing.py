@@ -349,6 +349,24 @@ def behavior(text: str, *, phrase: bool = False, situation: str | None = None) -
     return ("Do not " if polarity < 0 else "Do ") + body + ".", polarity
 
 
+# What "Do use <words>" never starts with when <words> is a noun phrase ("rgb hex values in themes"): a
+# person, a question word or a hedge ("still reads ... as if").
+_NOT_A_THING = _set(
+    "i we you he she they what how why which who whom whose ideally still also even just maybe probably "
+    "perhaps idk ew meh hmm honestly basically"
+)
+
+
+def garbled(behavior: str) -> bool:
+    """Whether a "Do use ..." wording was made from a sentence that names no thing to use (a report, a
+    feeling, a question): "Do use Ideally you run the bench ...", "Do use still reads for the quick
+    reader as if ...". Such a proposal says nothing a reviewer could approve."""
+    found = re.match(r"Do use ([A-Za-z']+)", behavior)
+    if found is None:
+        return False
+    return found.group(1).lower() in _NOT_A_THING  # not "reads": "types", "logs" are things too
+
+
 def vocabulary(texts: list[str]) -> Counter[str]:
     """Word counts of a batch (user and agent text), for `fix_typos`."""
     counts: Counter[str] = Counter()

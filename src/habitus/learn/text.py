@@ -35,6 +35,7 @@ What a message can hold (DESIGN.md section 5):
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -43,6 +44,7 @@ import habitus.lang.words
 from habitus.lang import pasted
 from habitus.lang.words import DETERMINERS, ENGLISH_STOP_WORDS, stem, word_set
 from habitus.learn import foreign, replacement
+from habitus.learn.standing import foreign_prose, holds, prose_rule
 
 MAX_DIRECTIVE_CHARS = 300
 
@@ -97,7 +99,8 @@ SUBJECTS = _set(
 )
 # Sentences that clarify the current task rather than correct a behaviour.
 NARROW = re.compile(
-    r"\b(this|that|the same) (file|function|method|class|line|one|test|chart|page|component|module|folder)\b"
+    r"\b(this|that|the same) (file|function|method|class|line|one|test|chart|page|component|module|folder"
+    r"|message|text|button|screen|card|section|part|bit|thing|step|paragraph|sentence|label)\b"
     r"|\bthe other\b|\bthe one\b|\b(today|tonight|for now|right now|this time only|just this once)\b"
     # "not the invoice template, the credit note one": which thing this task is about
     r"|^not (?:the|this|that|my|your)\b|\b(?:the|this|that) (?:[\w-]+ ){1,3}ones?\b(?! (?:of|per|at)\b)"
@@ -143,6 +146,11 @@ _BLAME = re.compile(
     re.IGNORECASE,
 )
 _QUESTION = re.compile(r"\?[!?]*\s*$")
+# "what are your ideas before you make any changes": a question typed without its question mark
+_ASKS_UNMARKED = re.compile(
+    r"^(?:what|how|why|which|where|who)\s+(?:are|is|was|were|do|does|did|would|should|could|can|will)\b",
+    re.IGNORECASE,
+)
 # A verdict on what the agent did, or the norm it broke, said without "no" or "again": "bare errors are
 # useless in the logs", "node:20 isn't pinned either", "we dont do default exports here", "same problem as
 # yesterday", "I still see a naked return". Friction for the directive beside it; never a directive.
@@ -172,6 +180,7 @@ _PROFANITY = re.compile(
 # Interjections and markers stripped from the front of a sentence before it is read.
 _LEAD = re.compile(
     r"^(?:ok(?:ay)?|hmm+|hm|well|so|also|and|but|then|now|please|pls|dude|man|yeah|yes|oh|ah|lol|wait|sigh|actually"
+    r"|ew+|meh|ideally|preferably|instead(?! of\b)"
     r"|wtf|w\.t\.f|omg|omfg|ffs|ugh+|seriously|never ?mind|nvm"
     r"|(?:no+|nope|nah|wrong|incorrect|stop)(?=\s*[,.:;!?-]|\s*$)"
     r"|no+(?=\s+(?:that'?s|it'?s|this is|i|you|we|it|that|this)\b)"
@@ -222,7 +231,8 @@ _STATES = re.compile(
     re.IGNORECASE,
 )
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+|;\s+")
+# ".." between words ("no emdashes..let's discuss options") separates sentences as a full stop does.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+|;\s+|(?<=\w)\.{2,}(?=[A-Za-z])")
 _ABBREVIATION = re.compile(r"\b(e\.g|i\.e|etc|vs|cf)\.\s", re.IGNORECASE)
 
 
@@ -240,6 +250,7 @@ class Directive:
     marked: bool = False  # carries its own correction marker; an unmarked one elaborates the one before
     context: str = ""  # what a pronoun object refers to ("the lines are hard wrapped, don't do that")
     phrase: bool = False  # a noun phrase ("type hints on everything"), not an imperative
+    sure: bool = False  # general by what it names ("no emdashes"): the meaning gate does not judge it
 
 
 @dataclass(frozen=True)
@@ -315,6 +326,8 @@ def sentences(text: str) -> list[str]:
             or (known_verb(words(stripped)[0]) is not None and not _NO_THING.match(stripped))
         )
         short = len(content_words(stripped)) <= 2 and not _FACT_START.match(part) and not alone
+        # "no emdashes" is a rule of its own; merged, the next fragment would hide its end
+        short = short and not (prose_rule(part) or (out and prose_rule(out[-1])))
         if out and short and not _QUESTION.search(out[-1]):  # a question stays a question
             out[-1] = f"{out[-1].rstrip()} {part}"
         else:
@@ -564,6 +577,13 @@ _WE_HAVE = re.compile(
     r"(?:,? (?:use|try) (?:it|that|them))?$",
     re.IGNORECASE,
 )
+# "we aren't to use cufft", "these tests are to use the generic interface ...": "be to" states an
+# obligation (British English), as "must" does.
+_ARE_TO = re.compile(
+    r"(?:^|,\s+)(?P<subject>we|(?:these|the|all|our) (?:[\w-]+ ){0,2}[\w-]+s) (?P<neg>are not|aren'?t|are) to"
+    r" (?P<rest>\w.{2,160})$",
+    re.IGNORECASE,
+)
 _WE_ALWAYS = re.compile(
     r"^(?:we|i)(?: here| in this \w+)? (?P<how>always|never|don'?t|do not|usually|only) (?P<rest>.{3,200})$",
     re.IGNORECASE,
@@ -615,6 +635,11 @@ def _normative(sentence: str) -> tuple[str, bool] | None:
         general = bool(_GENERAL.search(modal["subject"]) or (modal["neg"] or "").lower() == "never")
         if modal["neg"] and general and known_verb(words(modal["rest"])[0] if words(modal["rest"]) else ""):
             return f"don't let {modal['subject']} {modal['rest']}", False
+    bound = _ARE_TO.search(body)
+    if bound and known_verb(words(bound["rest"])[0]):
+        we, banned = bound["subject"].lower() == "we", bound["neg"].lower() != "are"
+        if we and banned:  # "these tests are to use ..." specifies the task at hand
+            return f"don't {bound['rest']}", False
     ours = _WE_ALWAYS.match(body)
     if ours and known_verb(words(ours["rest"])[0] if words(ours["rest"]) else "", typo=True):
         how = ours["how"].lower()
@@ -752,6 +777,14 @@ _DISCUSS_FIRST = re.compile(
 )
 
 
+# "... dont add it yet..lets talk about it": asking to talk beside a hold-off (habitus.learn.standing)
+_TALK_NOW = re.compile(
+    r"(?:^|[\s.,;!?])(?P<halt>)(?:let'?s|lets|can we|could we|we should|we need to|i'?d like to)\s+(?:first\s+)?"
+    r"(?P<verb>talk|discuss|chat)\b",
+    re.IGNORECASE,
+)
+
+
 # The agent's instruction file: a rule the user asks to have written there is meant to last.
 INSTRUCTION_FILE = re.compile(
     r"(?<![\w-])(?:claude|agents|gemini)[./]md\b|copilot-instructions\.md|\.cursorrules|\.windsurfrules",
@@ -815,22 +848,37 @@ def read_message(
         memo = bool(opened or named)
         text = text[opened.end() if opened else 0 : named.start() if named else len(text)]
     talk = _DISCUSS_FIRST.match(text)
-    if talk is not None and (after_rejection or talk["halt"]):
+    held = talk is None and holds(text)
+    if held:
+        talk = _TALK_NOW.search(text)
+    if talk is not None and (after_rejection or held or talk["halt"]):
         # "wait please let's talk about this" right after a rejected tool use, "hold on, can we
-        # discuss what we're doing first?": the agent acted before agreeing on the approach.
+        # discuss what we're doing first?", "dont add it yet..lets talk about it": the user stops the
+        # agent until the approach is agreed.
         verb = "discuss" if talk["verb"].lower().startswith("discuss") else "talk through"
         reading.friction = True
         reading.markers |= {"halt", "rejected"} if after_rejection else {"halt"}
         wanted = f"{verb} the approach with the user before making changes"
-        reading.directives.append(Directive(wanted, seed=True, score=5, marked=True))
+        # worded by the reader, as a repeated hold-off is: the gate scores such chat low (0.28)
+        reading.directives.append(Directive(wanted, seed=True, score=5, marked=True, sure=held))
         return reading
-    swap = replacement.find(text, before)
+    banned = foreign_prose(foreign.statements(text)) if foreign.is_foreign(text) else []
+    # "better. no em dashes" bans a feature of prose; read as a swap it asks for "better" instead
+    swap = replacement.find(text, before) if prose_rule(text) is None and not banned else None
     if swap is not None:  # read whole: word by word it inverts ("yarn again. bun." is not "use yarn")
         reading.friction = True
         reading.markers |= {"again" if swap.again else "no", "replacement"}
         if _FRUSTRATION.search(text):
             reading.markers.add("frustration")
         reading.directives.append(Directive(swap.text, seed=True, score=6, marked=True))
+        return reading
+    if banned:
+        reading.friction = True  # "keine Gedankenstriche bitte": as "no em dashes", said once
+        reading.markers |= {"prose", "foreign"}
+        for sentence in banned[: foreign.MAX_DIRECTIVES]:
+            reading.directives.append(
+                Directive(sentence[:MAX_DIRECTIVE_CHARS], True, 4, marked=True, sure=True)
+            )
         return reading
     other = foreign.corrections(text)
     remembered = foreign.fact(text) if foreign.is_foreign(text) else None
@@ -878,7 +926,7 @@ def read_message(
                 continue  # "you don't need to ... anymore" asks for nothing new
         for clause in _clauses(sentence) if rule is None else [sentence]:
             stripped, markers = _strip_lead(clause)
-            question = bool(_QUESTION.search(clause))
+            question = bool(_QUESTION.search(clause) or _ASKS_UNMARKED.match(stripped))
             addressed = _addressed(stripped)
             if addressed is not None:  # "you need to read X", "can you stop X", "from now on X"
                 stripped, said, asks = addressed
@@ -888,7 +936,10 @@ def read_message(
                 question = question and not asks
             made: str | None = None
             needs_friction = False
-            if rule is not None:
+            if rule is None and (prose := prose_rule(stripped)) is not None:
+                made = prose  # "no emdashes", "it shouldnt sound so AI generated": how to write, always
+                markers.add("prose")
+            elif rule is not None:
                 made, needs_friction = rule
                 if not needs_friction:
                     markers.add("rule")  # "X never goes into git", "X must never ...": prohibitive
@@ -956,6 +1007,7 @@ def read_message(
         "judgement",
         "obliged",
         "standing",
+        "prose",
     }
     reading.friction = bool(reading.markers & friction_markers)
     if opening and not reading.markers & (friction_markers - {"negative", "always", "stop", "obliged"}):
@@ -984,6 +1036,8 @@ def read_message(
             continue
         if made is not None:
             directive = _directive(made, markers | {"made"}, False, friction=reading.friction)
+            if directive is not None and "prose" in markers:
+                directive = dataclasses.replace(directive, sure=True)
         else:
             verdict = "judgement" in reading.markers
             directive = _directive(stripped, markers, question, friction=reading.friction, verdict=verdict)
@@ -1012,6 +1066,14 @@ def read_message(
             reading.directives.append(directive)
         else:
             reading.instructions.append(directive)
+    if holds(text):
+        # "dont make any changes yet..lets just analyze", "any other naming ideas..dont change anything
+        # just yet": the user wants to talk before the agent acts, so the message's requests are this
+        # discussion's (habitus.learn.local counts the holds themselves); a ban on a feature of prose
+        # or a correction with its own marker said beside one still stands.
+        reading.directives = [d for d in reading.directives if d.sure or (d.marked and not holds(d.text))]
+        reading.instructions = [d for d in reading.instructions if d.sure]
+        return reading
     if not reading.friction and not reading.instructions and not reading.facts:
         # A calm request in another language, which the English reader above cannot parse: an
         # instruction that may start a candidate only through the meaning gate (habitus.learn.local).
@@ -1191,12 +1253,20 @@ _NEGATED_CLAUSE = re.compile(r",\s*(?:no|not|never)\s+\w", re.IGNORECASE)
 # hedged opinion reports a problem, it does not ask for a behaviour.
 _HEDGE = re.compile(
     r"^(?:i|we)\s+(?:do\s*n[o']?t\s+|don'?t\s+)?(?:think|tink|thinkg|believe|guess|suppose|feel|reckon|assume"
-    r"|doubt|wonder|understand)\b",
+    r"|doubt|wonder|understand|hate|love)\b",
     re.IGNORECASE,
 )
 
 
 _IF_REPORT = re.compile(r"^(?:if|when|whenever)\s+(?:i|we|you|it|the|they|someone)\b", re.IGNORECASE)
+# "ideally every time you run the bench it saves a report to /bench/reports": what the program does each
+# time, a requirement on the product (its main clause's subject is the program), not on the agent.
+_PRODUCT_DOES = re.compile(
+    r"^(?:ideally|preferably|basically|so)?,?\s*(?:every (?:single )?time|each time|whenever|when) (?:you|we|i|someone"
+    r"|people|users?|the user)\b[^,.;]{1,80}?,?\s+(?:it|this|that|the (?:\w+ ){0,2}?\w+)\s+"
+    r"(?!(?:has|is|was|does)\b)[a-z]+s\b",
+    re.IGNORECASE,
+)
 
 
 _NOT_THE_AGENT = re.compile(r"\bnot (?:you|me)\b", re.IGNORECASE)
@@ -1215,6 +1285,8 @@ def _directive(
         return None  # the verdict itself ("bare errors are useless") asks for nothing
     if _IF_REPORT.match(stripped) and not _MODAL.search(stripped):
         return None  # "if i change the theme, not everything updates": what happens, not a request
+    if _PRODUCT_DOES.match(stripped):
+        return None
     made = "made" in markers  # worded by the reader from a statement, a question or "you forgot ..."
     habitual = bool(HABITUAL.search(stripped))
     phrase = False
