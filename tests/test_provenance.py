@@ -62,6 +62,18 @@ class Session:
         ('<hook_prompt hook_run_id="stop:5">Check the tests.</hook_prompt>', "hook"),
         ("<system-reminder>The user opened a file</system-reminder>", "meta"),
         ("/compact keep the API notes", "command"),
+        (  # Codex's /review rubric, as Codex Desktop 0.142 writes it into the rollout
+            "## Code review guidelines:\n# Review Guidelines\n\nYou are acting as a reviewer for a proposed code "
+            "change made by another engineer.\n\nDo not return JSON.",
+            "command",
+        ),
+        (
+            "# Review guidelines:\n\nYou are acting as a reviewer for a proposed code change made by another "
+            "engineer.",
+            "command",
+        ),
+        ("review guidelines: keep every review under ten comments", "user"),
+        ("can you review my change? act as a reviewer for a proposed code change", "user"),
         ("no, never print from library code", "user"),
         ("/home/me/app is the wrong folder, use ~/work/app", "user"),
         ("please implement the following plan of yours only after the tests pass", "user"),

@@ -6,7 +6,7 @@ Clients record much that is not the user's words in the user's place: Claude Cod
 messages (`<teammate-message teammate_id=…>`), pasted plans ("Implement the following plan:"), slash
 commands (`<command-name>`), local command output, background task notices, system reminders and hook
 feedback ("Stop hook feedback:", "Stop hook blocking error from command: …") as user records; Codex
-stores a Stop hook's continuation as `<hook_prompt …>`; Gemini CLI glues the context hooks injected in
+stores a Stop hook's continuation as `<hook_prompt …>` and its `/review` rubric as the user's message; Gemini CLI glues the context hooks injected in
 front of the prompt (`<hook_context>…</hook_context>`, its text escaped); and habitus's own notes come
 back as "[habitus advise…]". These are recorded with their source and never count as friction.
 """
@@ -24,6 +24,12 @@ _TRAILING_HOOK_CONTEXT = re.compile(
     r"(?:\s*(?:<hook_context>(?:(?!<hook_context>).)*</hook_context>"
     r"|&lt;hook_context&gt;(?:(?!&lt;hook_context&gt;).)*&lt;/hook_context&gt;))+\s*\Z",
     re.S,
+)
+# Codex's `/review` sends its built-in rubric as the user's message ("# Review guidelines:", in Codex
+# Desktop 0.142 "## Code review guidelines:\n# Review Guidelines"), the user's focus after it if any.
+_CODEX_REVIEW = re.compile(
+    r"\A#{1,2} (?:code )?review guidelines:?\s+(?:# review guidelines\s+)?you are acting as a reviewer for a proposed code change",
+    re.I,
 )
 _SLASH = re.compile(r"/[\w:.-]+(?:\s|$)")  # "/mode", "/compact keep the API": a slash command (Pi, Codex)
 _PREFIXES: tuple[tuple[str, str], ...] = (
@@ -72,6 +78,6 @@ def source_of(text: str) -> tuple[str, str]:
     for prefix, source in _PREFIXES:
         if head.startswith(prefix):
             return source, text
-    if "<command-name>" in text[:400] or _SLASH.match(text):
+    if "<command-name>" in text[:400] or _SLASH.match(text) or _CODEX_REVIEW.match(text[:200]):
         return "command", text
     return "user", text
