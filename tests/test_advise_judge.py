@@ -209,6 +209,12 @@ def test_the_training_scripts_judge_each_set_against_its_own_catalog() -> None:
     # situation stage with the habit it followed.
     f = [c for c in cases if c["set"] == "advise_train_f" and c["category"] == "compliant"]
     assert len(f) == 55 and all(c["about"] and set(c["about"]) <= {h.id for h in habits} for c in f)
+    # Set H's writer chose catalog A's ids (h01-h20): its habits, notes and situations are its own.
+    h = training.OTHER_CATALOGS["advise_train_h"][1]
+    assert [habits[j].id for j in columns[h]][:2] == ["advise_train_h/h01", "advise_train_h/h02"]
+    h_cases = [c for c in cases if c["set"] == "advise_train_h"]
+    assert len(h_cases) == 160 and any("habit:advise_train_h/h04" in c["expected"] for c in h_cases)
+    assert all(set(c["about"]) <= {habits[j].id for j in columns[h]} for c in h_cases)
     own = [columns[training.CATALOG], columns[other]]
     for drawn, every in zip(training.catalogs(own, 5), own, strict=True):
         assert np.array_equal(drawn[0], every) and all(set(c) <= set(every) for c in drawn[1:])
