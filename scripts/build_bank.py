@@ -1,5 +1,6 @@
 """Check select's situation bank (src/habitus/select/bank/*.jsonl) and fit the prompt adapter from it
-(habitus.select.adapter): writes bank/adapter.npy, bank/descriptions.npy and bank/manifest.json.
+(habitus.select.adapter): writes bank/adapter.npy, bank/descriptions.npy, bank/prompts.npy (the bank's
+prompts adapted), bank/owners.npy (their situations) and bank/manifest.json.
 
     .venv/bin/python scripts/build_bank.py            # check, embed and fit (about a minute)
     .venv/bin/python scripts/build_bank.py --check    # check the bank files only
@@ -70,6 +71,19 @@ def redact_files() -> None:
         )
 
 
+def write_prompts(vectors, owners, matrix) -> None:  # type: ignore[no-untyped-def]
+    """The bank prompts adapted (`adapter.situations` reads a prompt's situation from its nearest ones)
+    and the situation of each."""
+    import numpy as np
+
+    from habitus.select import adapter
+
+    with (FOLDER / "prompts.npy").open("wb") as handle:
+        np.save(handle, adapter.bank_prompts(vectors, matrix), allow_pickle=False)
+    with (FOLDER / "owners.npy").open("wb") as handle:
+        np.save(handle, owners.astype(np.int16), allow_pickle=False)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -101,6 +115,7 @@ def main() -> int:
         np.save(handle, matrix.astype(np.float16), allow_pickle=False)
     with (FOLDER / "descriptions.npy").open("wb") as handle:
         np.save(handle, descriptions.astype(np.float16), allow_pickle=False)
+    write_prompts(vectors, owners, matrix)
     manifest = {
         "fingerprint": embedder.model_id.rpartition("@")[2],
         "bank": adapter.bank_digest(),
@@ -108,7 +123,7 @@ def main() -> int:
         "prompts": len(vectors),
     }
     (FOLDER / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
-    print(f"wrote {FOLDER / 'adapter.npy'} and manifest.json")
+    print(f"wrote {FOLDER / 'adapter.npy'}, descriptions.npy, prompts.npy, owners.npy and manifest.json")
     return 0
 
 

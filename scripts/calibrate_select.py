@@ -6,8 +6,9 @@ Training data (all hand-written; none of it a blind set still unmeasured), each 
 against its own catalog: catalog A's dev sets in tests/fixtures/select/ (cases.jsonl, cases_blind.jsonl
 (named so historically; measured and tuned on, so dev data), train_multilingual.jsonl, dev_paste.jsonl,
 dev_followup.jsonl, dev_negation_multilingual.jsonl, outside_dev.jsonl), and every blind select set
-whose one measurement is recorded in docs/quality.md (tests/fixtures/blind/select to select_n, catalogs
-A, B, D, F, H, J, L, M and N: fourteen sets by writers who never saw the code). Once measured, a blind set
+whose one measurement is recorded in docs/quality.md (tests/fixtures/blind/select to select_o, catalogs
+A, B, D, F, H, J, L, M, N and O: fifteen sets by writers who never saw the code), and two training sets
+written for it by such writers (tests/fixtures/select_train_t1 and _t2, a catalog of their own each). Once measured, a blind set
 is spent: it is training data from then on, and the next figure that counts comes from a set written
 after it. Fitting on strangers' prompts and eight catalogs, not on one catalog's dev prompts alone, is what the blind sets
 of 2026-12-07 asked for (docs/quality.md: thresholds fitted on catalog A's dev prompts sat too high for
@@ -85,8 +86,10 @@ SETS = (  # (cases, catalog), under tests/fixtures
             "select_l",
             "select_m",
             "select_n",
+            "select_o",
         )
     ),
+    *((f"{name}/cases.jsonl", f"{name}/habits.jsonl") for name in ("select_train_t1", "select_train_t2")),
 )
 GATE = REPO / "src" / "habitus" / "select" / "gate.json"
 LIVE = {
@@ -409,8 +412,9 @@ def choose(prepared, scored) -> tuple[int, int]:  # type: ignore[no-untyped-def]
 
 
 def _stranger(case_id: str) -> bool:
-    """Written by someone who never saw the code or the rules: the spent blind sets and the outside dev set."""
-    return case_id.startswith("blind/") or case_id.startswith("select/outside_dev.jsonl")
+    """Written by someone who never saw the code or the rules: the spent blind sets, the strangers'
+    training sets and the outside dev set."""
+    return case_id.startswith(("blind/", "select_train_", "select/outside_dev.jsonl"))
 
 
 def main() -> int:

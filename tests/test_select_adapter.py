@@ -206,3 +206,56 @@ def test_exemplars_move_their_habits_condition_and_no_other() -> None:
     assert np.array_equal(moved[:2], conditions[:2])  # habits without exemplars are as they were
     assert np.isclose(np.linalg.norm(moved[2]), 1.0) and moved[2][1] > 0.5 and moved[2][2] > 0.5
     assert adapter.with_exemplars(conditions, exemplars[:0], [], fitted) is conditions
+
+
+def _bank(owners: list[int], prompts: np.ndarray, descriptions: np.ndarray) -> adapter.Adapter:
+    centroids = np.stack([prompts[np.asarray(owners) == s].mean(axis=0) for s in range(len(descriptions))])
+    centroids /= np.linalg.norm(centroids, axis=1, keepdims=True)
+    return adapter.Adapter(
+        np.eye(prompts.shape[1], dtype=np.float32), descriptions, prompts, np.asarray(owners), centroids
+    )
+
+
+def test_a_prompt_is_read_in_the_situation_of_its_nearest_bank_prompts() -> None:
+    """A bank prompt worded like the user's knows its situation: the habit whose condition is that
+    situation's scores highest, though the prompt's own cosine with the conditions says nothing."""
+    descriptions = np.eye(4, dtype=np.float32)[:3]  # situations along e0, e1, e2
+    prompts = np.asarray(
+        [
+            [0.6, 0, 0, 0.8],
+            [0.7, 0, 0, 0.7],
+            [0, 0.6, 0, -0.8],
+            [0, 0.7, 0, -0.7],
+            [0, 0, 1, 0],
+            [0, 0, 0.9, 0.4],
+        ],
+        dtype=np.float32,
+    )
+    prompts /= np.linalg.norm(prompts, axis=1, keepdims=True)
+    fitted = _bank([0, 0, 1, 1, 2, 2], prompts, descriptions)
+    conditions = descriptions.copy()  # one habit per situation
+    text = np.asarray([[0.05, 0.05, 0.0, -1.0]], dtype=np.float32)  # equally far from e0 and e1
+    text /= np.linalg.norm(text, axis=1, keepdims=True)
+    assert float((text @ conditions.T)[0, 0]) == pytest.approx(float((text @ conditions.T)[0, 1]))
+    scores = adapter.situations(text, conditions, fitted)
+    assert scores.argmax() == 1 and scores[1] > 0.9 and scores.min() >= 0.0
+    assert not adapter.situations(text, conditions, None).any()
+    # the best text counts
+    both = np.vstack([text, descriptions[2:3]])
+    assert adapter.situations(both, conditions, fitted)[2] > 0.9
+
+
+@E5
+def test_the_bank_prompts_are_packaged_grouped_by_situation() -> None:
+    fitted = adapter.load(registry.default_spec().model_id)
+    assert fitted is not None and fitted.prompts is not None
+    assert len(fitted.prompts) == len(adapter.read_bank()) == len(fitted.owners)
+    assert np.all(np.diff(fitted.owners) >= 0) and set(fitted.owners) == set(range(len(fitted.descriptions)))
+    assert np.allclose(np.linalg.norm(fitted.prompts, axis=1), 1.0, atol=1e-2)
+    # each bank prompt is read in its own situation more often than not (the bank's own consistency)
+    sample = fitted.prompts[::50]
+    own = [
+        int(adapter.situations(p[None, :], fitted.descriptions, fitted).argmax()) == fitted.owners[i * 50]
+        for i, p in enumerate(sample)
+    ]
+    assert sum(own) / len(own) > 0.8

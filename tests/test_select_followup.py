@@ -160,6 +160,23 @@ def test_the_judge_reads_an_accepted_offer_as_a_live_request() -> None:
     assert [u.text for u in both.units] == ["commit this", "open a PR too"]
 
 
+@pytest.mark.parametrize(
+    ("prompt", "context"),
+    [("nein", ["Want me to commit this?"]), ("no thanks", []), ("不用了", ["Soll ich die Tests anpassen?"])],
+)
+def test_a_bare_decline_asks_for_nothing(prompt: str, context: list[str]) -> None:
+    """A reply that only declines has no clause to judge, with or without an offer before it."""
+    assert followup.bare_decline(prompt)
+    query = judge.analyse(prompt, context)
+    assert query.units == () and query.followup.kind == "reject"
+
+
+def test_a_decline_with_a_request_of_its_own_is_judged() -> None:
+    assert not followup.bare_decline("nope, fix the tests instead")
+    query = judge.analyse("nope, fix the tests instead", ["Want me to commit this?"])
+    assert query.units and "fix the tests" in query.unquoted
+
+
 # -- the hook: Claude Code's transcript ------------------------------------------------------------
 
 

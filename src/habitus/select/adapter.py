@@ -20,7 +20,10 @@ expected habit ranks first from 78 to 107 of 132 (outside dev set) and the pairs
 to 0.966 (docs/quality.md).
 
 Beside the matrix the package keeps the bank's descriptions as the model embeds them: a prompt nearer
-some other situation of software work than a habit's condition is less likely that habit's (`rivals`).
+some other situation of software work than a habit's condition is less likely that habit's (`rivals`);
+and the bank's prompts themselves, adapted (`prompts.npy`, float16, with each one's situation in
+`owners.npy`): the prompt's nearest bank prompts say which situation it is in, and a habit whose
+condition is that situation's description is likelier (`situations`, which select ranks by).
 
 The matrix is packaged for the embedded default model only (multilingual-e5-small); `manifest.json`
 pins that model's fingerprint and the SHA-256 of every bank file. Any other model, or a bank that does
@@ -73,6 +76,9 @@ class Adapter:
 
     matrix: np.ndarray  # (dims, dims) float32
     descriptions: np.ndarray  # (situations, dims) float32
+    prompts: Any = None  # (bank prompts, dims) float32: each bank prompt adapted (unit rows)
+    owners: Any = None  # (bank prompts,) int: each bank prompt's situation (a row of descriptions)
+    centroids: Any = None  # (situations, dims) float32: unit mean of each situation's adapted prompts
 
 
 @cache
@@ -92,6 +98,10 @@ def load(model_id: str) -> Adapter | None:
             matrix = np.load(handle, allow_pickle=False).astype(np.float32)
         with folder().joinpath("descriptions.npy").open("rb") as handle:
             descriptions = np.load(handle, allow_pickle=False).astype(np.float32)
+        with folder().joinpath("prompts.npy").open("rb") as handle:
+            prompts = np.load(handle, allow_pickle=False).astype(np.float32)
+        with folder().joinpath("owners.npy").open("rb") as handle:
+            owners = np.load(handle, allow_pickle=False).astype(np.int64)
     except (OSError, ValueError, AttributeError):
         return None
     dims = matrix.shape[0] if matrix.ndim == 2 else 0
@@ -99,11 +109,28 @@ def load(model_id: str) -> Adapter | None:
         matrix.shape != (dims, dims)
         or descriptions.ndim != 2
         or descriptions.shape[1] != dims
-        or not (np.all(np.isfinite(matrix)) and np.all(np.isfinite(descriptions)))
+        or prompts.shape != (manifest.get("prompts"), dims)
+        or owners.shape != (len(prompts),)
+        or not len(owners)
+        or owners[0] != 0
+        or np.any(np.diff(owners) != (np.diff(owners) > 0))  # grouped by situation, each one present
+        or owners[-1] != len(descriptions) - 1
+        or not all(np.all(np.isfinite(a)) for a in (matrix, descriptions, prompts))
     ):
         return None
     norms = np.maximum(np.linalg.norm(descriptions, axis=1, keepdims=True), 1e-12)
-    return Adapter(matrix, descriptions / norms)
+    centroids = np.add.reduceat(prompts, np.flatnonzero(np.diff(owners, prepend=-1)), axis=0)
+    centroids /= np.maximum(np.linalg.norm(centroids, axis=1, keepdims=True), 1e-12)
+    return Adapter(matrix, descriptions / norms, prompts, owners, centroids)
+
+
+def bank_prompts(vectors: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    """The bank prompts' vectors as `situations` reads them: adapted, unit rows, float16 (packaged)."""
+    import numpy as np
+
+    return adapt(vectors.astype(np.float32), Adapter(matrix.astype(np.float32), matrix[:0])).astype(
+        np.float16
+    )
 
 
 def adapt(vectors: np.ndarray, fitted: Adapter | None) -> np.ndarray:
@@ -152,6 +179,45 @@ def rivals(adapted: np.ndarray, conditions: np.ndarray, fitted: Adapter | None) 
     near = conditions @ fitted.descriptions.T >= NEAR  # (habits, situations)
     other = np.where(near, -1.0, best[None, :]).max(axis=1)  # max over texts and situations commute
     return np.clip(own - other, -RIVAL_CAP, RIVAL_CAP).astype(np.float32)
+
+
+NEIGHBOURS = 40  # bank prompts a prompt's situation is read from
+NEIGHBOUR_SCALE = 50.0  # softmax scale over their cosines (as the adapter was fitted)
+SEARCHED = 10  # situations per text whose bank prompts are searched for neighbours
+SITUATION_SCALE = 100.0  # softmax scale of a condition over the bank's situation descriptions
+
+
+def situations(adapted: np.ndarray, conditions: np.ndarray, fitted: Adapter | None) -> np.ndarray:
+    """(habits,): how likely the prompt is in each habit's situation, read through the bank. The prompt's
+    nearest bank prompts (adapted, both) vote for their situations (softmax of their cosines); each
+    condition is spread over the bank's situations by its closeness to their descriptions; a habit
+    scores the best over the texts of the probability that both land on the same situation. A bank
+    prompt that is a paraphrase of the prompt ("pip install rich and put it in requirements.txt") knows
+    its situation ("When adding a dependency") where the prompt's cosine with the condition is no higher
+    than with unrelated ones. Zeros without an adapter."""
+    import numpy as np
+
+    if fitted is None or fitted.centroids is None or not len(conditions) or not len(adapted):
+        return np.zeros(len(conditions), dtype=np.float32)
+    # neighbours are searched among the prompts of the situations whose centroids lie nearest any text
+    # (a tenth to a fifth of the bank: nearly always the same neighbours, at that share of the cost)
+    near_situations = adapted @ fitted.centroids.T
+    s = min(SEARCHED, near_situations.shape[1])
+    chosen = np.zeros(len(fitted.centroids), dtype=bool)
+    chosen[np.argpartition(-near_situations, s - 1, axis=1)[:, :s].ravel()] = True
+    rows = np.flatnonzero(chosen[fitted.owners])
+    cosines = adapted @ fitted.prompts[rows].T  # (texts, searched bank prompts)
+    k = min(NEIGHBOURS, cosines.shape[1])
+    top = np.argpartition(-cosines, k - 1, axis=1)[:, :k]
+    near = np.take_along_axis(cosines, top, axis=1)
+    weights = np.exp(NEIGHBOUR_SCALE * (near - near.max(axis=1, keepdims=True)))
+    weights /= weights.sum(axis=1, keepdims=True)
+    votes = np.zeros((len(adapted), len(fitted.descriptions)), dtype=np.float32)
+    np.add.at(votes, (np.arange(len(adapted))[:, None], fitted.owners[rows[top]]), weights)
+    spread = SITUATION_SCALE * (conditions @ fitted.descriptions.T)
+    spread = np.exp(spread - spread.max(axis=1, keepdims=True))
+    spread /= spread.sum(axis=1, keepdims=True)
+    return (votes @ spread.T).max(axis=0).astype(np.float32)
 
 
 def fit(

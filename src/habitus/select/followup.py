@@ -185,6 +185,16 @@ def _words(text: str) -> list[tuple[str, int, int]]:
     return out
 
 
+def bare_decline(prompt: str) -> bool:
+    """The prompt only declines ("nein", "no thanks", "not yet"): decline and filler phrases, nothing of
+    its own ("nope, fix the tests instead" has a request)."""
+    text = _normal(prompt)
+    if not text or len(text) > MAX_REPLY:
+        return False
+    roles = {role for role, _, _ in _words(text)}
+    return "decline" in roles and roles <= {"decline", "filler"}
+
+
 def reply(prompt: str) -> Reply:
     """Read a prompt as an answer to an offer (see the module docstring)."""
     text = _normal(prompt)

@@ -60,6 +60,7 @@ FEATURES = (
     "clause_margin",  # as margin, among the candidates of the clause that matches the habit best
     "joint",  # best cosine of the adapted prompt's texts with unit(condition + behaviour)
     "joint_margin",  # joint over the best other habit's joint
+    "situation",  # how likely the prompt is in the habit's situation, read through the bank (adapter)
 )
 RULES = ("blocked", "mention", "meta", "quoted", "same_action", "shared")
 
@@ -170,6 +171,7 @@ def features(
     clause_margin: float | None = None,
     joint: float = 0.0,
     joint_margin: float = 0.0,
+    situation: float = 0.0,
 ) -> tuple[float, ...]:
     english = float(is_english(query.unquoted))
     catalog = min(1.0, math.log2(max(1, habits)) / 5)
@@ -208,4 +210,5 @@ def features(
         margin if clause_margin is None else clause_margin,
         joint,
         joint_margin,
+        situation,
     )
