@@ -70,7 +70,7 @@ def cli(harness: str, root: str | None, wait: float) -> None:
     replies: list[dict[str, Any] | None] = []
     for args in commands_for(harness, name):
         if name in AFTER_ANSWER and later.queueing():
-            later.add(functools.partial(_quietly, [*args, *tail], data))
+            later.add(functools.partial(run_line, [*args, *tail], data))
             continue
         if hookmode.expired():
             hookmode.log(hookmode.deadline_error(f"before {' '.join(args)}"))
@@ -102,21 +102,6 @@ def _for_pi(reply: dict[str, Any] | None, root: str | None) -> dict[str, Any]:
     if os.environ.get("HABITUS_WORKER", "").lower() in OFF or not settings.worker:
         return reply
     return {**reply, "worker": {"socket": socket_path(str(path)), "code": code_id()}}
-
-
-def _quietly(argv: list[str], data: bytes) -> None:
-    """Run a command after the worker's answer: as in the answer, it prints nothing anywhere (its own
-    failures go to errors.jsonl) and its reply has no one left to read it."""
-    import io as streams
-    import sys
-
-    from habitus.cli import run_line
-
-    saved, sys.stderr = sys.stderr, streams.TextIOWrapper(streams.BytesIO(), encoding="utf-8")
-    try:
-        run_line(argv, data)
-    finally:
-        sys.stderr = saved
 
 
 def _reply(out: bytes) -> dict[str, Any] | None:

@@ -387,17 +387,24 @@ def run_command(request: dict[str, Any], stdin: bytes) -> tuple[int, bytes]:
     from habitus import cli
 
     os.chdir(request["cwd"])  # checked by the caller; a folder gone since is the client's to handle
-    saved_stderr = sys.stderr
-    sys.stderr = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)  # hooks print none
     code, result = 0, b""
     try:
-        with _as_the_call(request, fresh=False):
+        with _quiet(), _as_the_call(request, fresh=False):
             code, result = cli.run_line(request["argv"], stdin)
     except BaseException:  # cli maps every failure; anything left is the worker's own trouble
         code, result = 0, b""
-    finally:
-        sys.stderr = saved_stderr
     return code, result
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """A hook prints nothing on stderr, in its answer or after it: what a command writes there is dropped."""
+    saved = sys.stderr
+    sys.stderr = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+    try:
+        yield
+    finally:
+        sys.stderr = saved
 
 
 def run_later(request: dict[str, Any], work: list[Callable[[], object]]) -> None:
@@ -406,7 +413,7 @@ def run_later(request: dict[str, Any], work: list[Callable[[], object]]) -> None
     if not work:
         return
     try:
-        with _as_the_call(request, fresh=True):
+        with _quiet(), _as_the_call(request, fresh=True):
             try:
                 for job in work:
                     job()
