@@ -7,7 +7,11 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from conftest import run
 from habitus.capture import capture_turns
+from habitus.embed import registry
 from habitus.harness.transcripts import Turn
 from habitus.state import config
 from habitus.state.root import StateRoot
@@ -51,6 +55,17 @@ def capture(root: Path | StateRoot, rows: list[tuple[str, str, str]], session: s
     capture_turns(
         state, turns(rows, session), harness="generic", source="pair", event=None, wait=5, full_dedupe=False
     )
+
+
+def analyzed(root: Path, rows: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    """Turn capture on (the real config command), capture the pairs, run `habitus analyze`: its proposals."""
+    assert run(["config", "set", "capture.enabled", "true"]).exit == 0
+    capture(root, rows)
+    proposals: list[dict[str, Any]] = run(["analyze"]).result["proposals"]
+    return proposals
+
+
+needs_e5 = pytest.mark.skipif(not registry.e5_available(), reason="the packaged E5 model is not installed")
 
 
 def calm(n: int, day: str = "2026-05-06", start: int = 0) -> list[tuple[str, str, str]]:

@@ -9,13 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from analyze_helpers import capture
-from conftest import run
-from habitus.embed import registry
+from analyze_helpers import analyzed, needs_e5
 from habitus.learn import foreign
 from habitus.learn.text import read_message
-
-needs_e5 = pytest.mark.skipif(not registry.e5_available(), reason="the packaged E5 model is not installed")
 
 
 @pytest.mark.parametrize(
@@ -65,8 +61,7 @@ def test_a_rule_for_the_instruction_file_is_a_memo(message: str, rule: str | Non
 
 @needs_e5
 def test_calm_rules_said_once_become_candidates_in_any_language(state_root: Path) -> None:
-    assert run(["config", "set", "capture.enabled", "true"]).exit == 0
-    capture(
+    proposals = analyzed(
         state_root,
         [
             ("ログイン画面のバリデーションを追加して", "追加しました。", "2026-05-01T10:00:00Z"),
@@ -80,7 +75,6 @@ def test_calm_rules_said_once_become_candidates_in_any_language(state_root: Path
             ("add a code map to AGENTS.md in the root dir", "Added.", "2026-05-01T10:20:00Z"),
         ],
     )
-    proposals = run(["analyze"]).result["proposals"]
     said = sorted(f"{p['condition']} / {p['behavior']}" for p in proposals)
     assert len(said) == 2, said
     assert "e2e suite" in said[0] and "ask" in said[0], said
@@ -91,13 +85,11 @@ def test_calm_rules_said_once_become_candidates_in_any_language(state_root: Path
 @needs_e5
 def test_a_calm_report_with_a_negation_is_never_promoted(state_root: Path) -> None:
     # Promoted, "hardcoded strings won't get translated" was worded "Do hardcode strings ...".
-    assert run(["config", "set", "capture.enabled", "true"]).exit == 0
-    capture(
+    proposals = analyzed(
         state_root,
         [
             ("hardcoded strings won't get translated. strings.xml", "Moved it.", "2026-05-01T10:00:00Z"),
             ("the retry helper doesn't handle timeouts, every call should", "Fixed.", "2026-05-01T10:05:00Z"),
         ],
     )
-    proposals = run(["analyze"]).result["proposals"]
     assert not any("hardcode" in p["behavior"].lower() for p in proposals), proposals

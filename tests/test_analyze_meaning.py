@@ -11,15 +11,11 @@ from typing import Any
 
 import pytest
 
-from analyze_helpers import capture
-from conftest import run
-from habitus.embed import registry
+from analyze_helpers import analyzed, needs_e5
 from habitus.habits.lifecycle import Evidence, Proposal
 from habitus.learn import local, meaning
 from habitus.learn.local import Cluster, Found, Group
 from habitus.learn.text import Reading
-
-needs_e5 = pytest.mark.skipif(not registry.e5_available(), reason="the packaged E5 model is not installed")
 
 
 @pytest.fixture(scope="module")
@@ -99,8 +95,7 @@ def test_the_gate_drops_a_new_candidate_none_of_whose_prompts_reads_as_a_rule() 
 
 @needs_e5
 def test_a_calm_rule_said_once_starts_a_candidate_a_one_off_request_does_not(state_root: Path) -> None:
-    assert run(["config", "set", "capture.enabled", "true"]).exit == 0
-    capture(
+    proposals = analyzed(
         state_root,
         [
             ("add a retry to the upload step", "Added a retry with backoff.", "2026-05-01T10:00:00Z"),
@@ -112,7 +107,6 @@ def test_a_calm_rule_said_once_starts_a_candidate_a_one_off_request_does_not(sta
             ("rename the flag to --dry-run and update the help text", "Renamed.", "2026-05-01T10:10:00Z"),
         ],
     )
-    proposals = run(["analyze"]).result["proposals"]
     assert [p["stage"] for p in proposals] == ["collecting"], proposals
     assert "wiki" in proposals[0]["behavior"] and "design notes" in proposals[0]["behavior"], proposals
     assert not any("dry-run" in p["behavior"] for p in proposals)

@@ -10,13 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from analyze_helpers import capture
-from conftest import run
-from habitus.embed import registry
+from analyze_helpers import analyzed, needs_e5
 from habitus.learn import standing
 from habitus.learn.text import read_message, sentences
-
-needs_e5 = pytest.mark.skipif(not registry.e5_available(), reason="the packaged E5 model is not installed")
 
 
 @pytest.mark.parametrize(
@@ -102,8 +98,7 @@ def test_we_are_not_to_is_a_prohibition() -> None:
 
 @needs_e5
 def test_a_hold_said_twice_becomes_discuss_first(state_root: Path) -> None:
-    assert run(["config", "set", "capture.enabled", "true"]).exit == 0
-    capture(
+    proposals = analyzed(
         state_root,
         [
             ("add a pause menu to the game", "Added a pause menu.", "2026-05-01T10:00:00Z"),
@@ -116,15 +111,13 @@ def test_a_hold_said_twice_becomes_discuss_first(state_root: Path) -> None:
             ("let's agree on the enemy types first, then code", "Sure, options: ...", "2026-05-01T10:20:00Z"),
         ],
     )
-    proposals = run(["analyze"]).result["proposals"]
     said = [f"{p['condition']} / {p['behavior']}" for p in proposals]
     assert said == ["When making changes / Do discuss the approach with the user first."], said
 
 
 @needs_e5
 def test_a_hold_said_once_is_about_this_task(state_root: Path) -> None:
-    assert run(["config", "set", "capture.enabled", "true"]).exit == 0
-    capture(
+    proposals = analyzed(
         state_root,
         [
             ("add a pause menu to the game", "Added a pause menu.", "2026-05-01T10:00:00Z"),
@@ -136,13 +129,12 @@ def test_a_hold_said_once_is_about_this_task(state_root: Path) -> None:
             ("ok do it", "Done.", "2026-05-01T10:10:00Z"),
         ],
     )
-    assert run(["analyze"]).result["proposals"] == []
+    assert proposals == []
 
 
 @needs_e5
 def test_a_complaint_repeated_becomes_a_rule_for_what_the_user_reads(state_root: Path) -> None:
-    assert run(["config", "set", "capture.enabled", "true"]).exit == 0
-    capture(
+    proposals = analyzed(
         state_root,
         [
             ("add a help screen", "Added a help screen.", "2026-05-01T10:00:00Z"),
@@ -152,7 +144,6 @@ def test_a_complaint_repeated_becomes_a_rule_for_what_the_user_reads(state_root:
             ("the build takes too long", "Cached the deps.", "2026-05-01T10:20:00Z"),
         ],
     )
-    proposals = run(["analyze"]).result["proposals"]
     said = [f"{p['condition']} / {p['behavior']}" for p in proposals]
     assert said == ["When writing text the user reads / Do keep it short and use few words."], said
     assert proposals[0]["polarity"] == 1
@@ -160,15 +151,13 @@ def test_a_complaint_repeated_becomes_a_rule_for_what_the_user_reads(state_root:
 
 @needs_e5
 def test_a_ban_on_prose_said_once_is_proposed(state_root: Path) -> None:
-    assert run(["config", "set", "capture.enabled", "true"]).exit == 0
-    capture(
+    proposals = analyzed(
         state_root,
         [
             ("write the store description", "Here it is: ...", "2026-05-01T10:00:00Z"),
             ("better. no em dashes", "Removed them.", "2026-05-01T10:05:00Z"),
         ],
     )
-    proposals = run(["analyze"]).result["proposals"]
     said = [f"{p['condition']} / {p['behavior']}" for p in proposals]
     assert len(said) == 1 and "em dashes" in said[0] and said[0].count("Do not") == 1, said
     assert proposals[0]["polarity"] == -1
@@ -186,8 +175,7 @@ def test_asking_to_talk_beside_a_hold_off_stops_the_agent() -> None:
 
 @needs_e5
 def test_two_repeated_complaints_are_two_habits(state_root: Path) -> None:
-    assert run(["config", "set", "capture.enabled", "true"]).exit == 0
-    capture(
+    proposals = analyzed(
         state_root,
         [
             ("add a settings page", "Added it.", "2026-05-01T10:00:00Z"),
@@ -197,7 +185,6 @@ def test_two_repeated_complaints_are_two_habits(state_root: Path) -> None:
             ("the help page is too long", "Shortened.", "2026-05-01T10:20:00Z"),
         ],
     )
-    proposals = run(["analyze"]).result["proposals"]
     said = sorted(p["behavior"] for p in proposals)
     assert said == ["Do keep it short and use few words.", "Do make text and labels big enough to read."], (
         said
@@ -228,13 +215,11 @@ def test_a_ban_on_prose_in_another_language_is_a_rule(message: str, banned: str 
 
 @needs_e5
 def test_a_ban_on_prose_in_german_is_proposed_in_the_users_words(state_root: Path) -> None:
-    assert run(["config", "set", "capture.enabled", "true"]).exit == 0
-    capture(
+    proposals = analyzed(
         state_root,
         [
             ("schreib die Beschreibung für den Store", "Hier ist sie: ...", "2026-05-01T10:00:00Z"),
             ("besser. keine Gedankenstriche bitte", "Entfernt.", "2026-05-01T10:05:00Z"),
         ],
     )
-    proposals = run(["analyze"]).result["proposals"]
     assert [p["behavior"] for p in proposals] == ["Do keine Gedankenstriche bitte."], proposals
