@@ -48,8 +48,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from habitus.habits.lifecycle import Evidence, Proposal
 from habitus.lang import pasted
-from habitus.learn import foreign, gist, phrasing, standing
-from habitus.learn.text import Directive, Reading, content_words, read_message, words
+from habitus.learn import foreign, gist, phrasing, rules, standing
+from habitus.learn.text import Directive, Reading, content_words, forwarded, read_message, words
 
 if TYPE_CHECKING:
     import numpy as np
@@ -72,6 +72,8 @@ MAX_PARTS = 1  # requests of one correction also compared one by one
 MAX_NOTE_CHARS = 160
 MAX_PROMOTE = 16  # prompts of one batch the meaning gate reads as candidate sources
 MIN_PROMOTE_WORDS = 3  # content words a promoted prompt needs ("yes, do it" is no rule)
+MAX_STATED = 32  # sentences of one batch the rule-sentence classifier reads (each is embedded)
+MAX_STATED_PER_PROMPT = 2  # rule sentences one prompt may start candidates from
 FRICTION_BASE_BP, FRICTION_STEP_BP, FRICTION_MAX_BP = 6000, 800, 9500
 PREFERENCE_BASE_BP, PREFERENCE_STEP_BP, PREFERENCE_MAX_BP = 4000, 500, 6500
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
@@ -185,6 +187,7 @@ class Group:
     promoted: bool = False  # started by the meaning gate, not by the word rules
     against: frozenset[int] = frozenset()  # known habits it contradicts (never joins them)
     sure: bool = False  # a repeated kind or a ban on a feature of prose: the meaning gate does not judge it
+    stated: bool = False  # a rule sentence inside a prompt (habitus.learn.rules): worded from it alone
 
     def settle(self, context: str = "") -> None:
         """Compute the gists once the group's directives are complete."""
@@ -327,6 +330,7 @@ def analyze(
     groups = _groups(observations, readings, links) + _repeated(observations, readings)
     meant = gate if gate is not None else lambda: None
     _promoted(observations, readings, groups, meant)
+    groups += _stated(observations, readings, groups, meant)
     result = Analysis(suggestions=_suggestions(observations, readings, links))
     reversals = any(r.reversals for r in readings) and any(k.status == "active" for k in context)
     if not (reversals or any(g.friction or g.habitual for g in groups)):
@@ -415,6 +419,64 @@ def _promoted(
             ranked = gate.scores([o.text for o in options])
             best = options[max(range(len(options)), key=lambda k: ranked[k])]
         best.friction = best.promoted = True
+
+
+def _stated(
+    observations: list[Observation],
+    readings: list[Reading],
+    groups: list[Group],
+    meant: Callable[[], Gate | None],
+) -> list[Group]:
+    """The third source of candidates: one sentence of a prompt that states a standing rule, said once,
+    often inside a task request and without a friction marker ("dont forget to branch off main and not
+    the current branch."), read by the rule-sentence classifier of the meaning gate (habitus.learn.rules)
+    at or above its threshold. Such a sentence is a correction of its own, `sure` (the classifier has
+    judged it) and `stated` (worded from that sentence alone). Prompts that already started a
+    correction or carry a reversal, a rejected tool use or a forwarded review are left to the rules
+    that read them; questions are no rules. At most MAX_STATED sentences a batch are scored, those whose
+    shape looks most like a rule first, so a batch costs a bounded number of embeddings."""
+    started: dict[int, list[set[str]]] = {}
+    for g in groups:
+        if g.friction or g.promoted:
+            started.setdefault(g.observation, []).append(set(_content(g.text)))
+    said: list[tuple[int, str, int, int]] = []
+    for i, o in enumerate(observations):
+        r = readings[i]
+        if r.reversals or r.rejection or not o.user.strip() or forwarded(o.user):
+            continue
+        found = rules.sentences(o.user)
+        for k, sentence in enumerate(found):
+            words = set(_content(sentence))
+            # a sentence a correction of this prompt already stands for would propose it twice
+            if (
+                not rules.asks(sentence)
+                or rules.question(sentence)
+                or any(len(words & c) * 2 >= len(c) > 0 for c in started.get(i, []))
+            ):
+                continue
+            said.append((i, sentence, k, len(found)))
+    if not said:
+        return []
+    gate = meant()
+    if gate is None or gate.rules is None:
+        return []
+    if len(said) > MAX_STATED:
+        said = sorted(said, key=lambda item: -gate.shape(item[1], item[2], item[3]))[:MAX_STATED]
+        said.sort(key=lambda item: (item[0], item[2]))
+    scores = gate.rule_scores([(s, k, n) for _, s, k, n in said])
+    out: list[Group] = []
+    per: Counter[int] = Counter()
+    for (i, sentence, _, _), score in zip(said, scores, strict=True):
+        if score < gate.rules_threshold or per[i] >= MAX_STATED_PER_PROMPT:
+            continue
+        text = rules.directive(sentence)
+        # the lowest wording score: clustered with a correction, the correction's words are the habit's
+        group = Group(i, text, [Directive(text, seed=True, score=-5, marked=True, sure=True)], True, True)
+        group.promoted = group.sure = group.stated = True
+        group.settle()
+        out.append(group)
+        per[i] += 1
+    return out
 
 
 def _content(text: str) -> list[str]:
@@ -958,6 +1020,8 @@ def _proposal(
     behavior, polarity = phrasing.behavior(
         texts[0], phrase=phrase, situation=condition if source == 0 else None
     )
+    if best.stated and not foreign.is_foreign(texts[0]):
+        behavior, polarity = rules.wording(texts[0])  # the whole sentence: never "Do use <a statement>"
     if phrasing.garbled(behavior):
         return None
     proposal = Proposal(condition, behavior, polarity, confidence, evidence)
