@@ -351,6 +351,7 @@ def analyze(
         is not None
     ]
     made = _meant(made, groups, observations, readings, meant)
+    made = _unrepeated(made, groups, context, scores)
     cited: set[int] = set()
     for cluster, found in made:
         result.found.append(found)
@@ -431,22 +432,30 @@ def _stated(
     often inside a task request and without a friction marker ("dont forget to branch off main and not
     the current branch."), read by the rule-sentence classifier of the meaning gate (habitus.learn.rules)
     at or above its threshold. Such a sentence is a correction of its own, `sure` (the classifier has
-    judged it) and `stated` (worded from that sentence alone). Prompts that already started a
-    correction or carry a reversal, a rejected tool use or a forwarded review are left to the rules
-    that read them; questions are no rules. At most MAX_STATED sentences a batch are scored, those whose
+    judged it) and `stated` (worded from that sentence alone). Prompts with friction, a hold-off or a
+    complaint (habitus.learn.standing), a reversal, a rejected tool use or a forwarded review are left to
+    the rules that read them, a sentence that a calm rule of its prompt started already is not read
+    twice, and questions are no rules. At most MAX_STATED sentences a batch are scored, those whose
     shape looks most like a rule first, so a batch costs a bounded number of embeddings."""
     started: dict[int, list[set[str]]] = {}
     for g in groups:
         if g.friction or g.promoted:
             started.setdefault(g.observation, []).append(set(_content(g.text)))
+        for index in g.extra if g.sure else ():
+            started.setdefault(index, []).append(set())  # cited by a repeated kind: read already
     said: list[tuple[int, str, int, int]] = []
     for i, o in enumerate(observations):
         r = readings[i]
-        if r.reversals or r.rejection or not o.user.strip() or forwarded(o.user):
-            continue
+        if r.friction or r.reversals or r.rejection or not o.user.strip() or forwarded(o.user):
+            continue  # friction is the word rules' to read (a correction they found too narrow stays so)
+        if (i in started and not all(started[i])) or standing.kinds(pasted.own_words(o.user)):
+            continue  # a hold or a complaint is about the task at hand until it repeats
         found = rules.sentences(o.user)
+        facts = [set(_content(f.content)) for f in r.facts]
         for k, sentence in enumerate(found):
             words = set(_content(sentence))
+            if any(len(words & fact) * 2 >= len(words) > 0 for fact in facts):
+                continue  # "we're on python 3.12 everywhere": a memory suggestion, not a habit
             # a sentence a correction of this prompt already stands for would propose it twice
             if (
                 not rules.asks(sentence)
@@ -476,6 +485,35 @@ def _stated(
         group.settle()
         out.append(group)
         per[i] += 1
+    return out
+
+
+SAME_TERMS = 0.5  # share of distinctive terms at which a rule sentence restates another proposal ...
+RESTATES_BP = 4500  # ... or similarity to one of its corrections (below CLUSTER_BP: other words)
+
+
+def _unrepeated(
+    made: list[tuple[Cluster, Found]], groups: list[Group], context: list[Known], scores: np.ndarray
+) -> list[tuple[Cluster, Found]]:
+    """Proposals without those made of rule sentences alone that restate another proposal of the batch
+    or a known habit in other words (half their distinctive terms shared; by wording alone they stay
+    below CLUSTER_BP): a rule said calmly once beside the corrections of the same habit is that habit."""
+
+    def alone(cluster: Cluster, found: Found) -> bool:
+        return found.reuses is None and all(groups[g].stated for g in cluster.groups)
+
+    proposed = [cluster for cluster, found in made if not alone(cluster, found)]
+    others = [frozenset().union(*(groups[g].terms for g in cluster.groups)) for cluster in proposed]
+    others += [gist.terms(gist.gist(_core(k.behavior, k.polarity))) for k in context]
+    mine = [g for cluster in proposed for g in cluster.groups]
+    out = []
+    for cluster, found in made:
+        if alone(cluster, found):
+            terms = frozenset().union(*(groups[g].terms for g in cluster.groups))
+            near = max((int(scores[g, o]) for g in cluster.groups for o in mine), default=-10_000)
+            if near >= RESTATES_BP or any(gist.shared(terms, other) >= SAME_TERMS for other in others):
+                continue
+        out.append((cluster, found))
     return out
 
 
@@ -880,6 +918,7 @@ def _linked(clusters: list[Cluster], groups: list[Group], scores: np.ndarray) ->
                     continue
                 if any(
                     groups[x].friction == groups[y].friction
+                    and groups[x].stated == groups[y].stated  # see _nearest
                     and scores[x, y] >= CLUSTER_BP
                     and (not (_weak(groups[x]) or _weak(groups[y])) or _shares(groups[x], groups[y].terms))
                     for x in first.groups
@@ -953,6 +992,10 @@ def _nearest(g: int, groups: list[Group], scores: np.ndarray, clusters: list[Clu
             continue
         for other in cluster.groups:
             if group.observation == groups[other].observation and group.pending is None:
+                continue
+            if group.stated != groups[other].stated:
+                # a rule sentence is judged by its classifier, a correction by the meaning gate: mixed,
+                # one would carry the other past its judge (a restatement is dropped by _unrepeated)
                 continue
             if (_weak(group) or _weak(groups[other])) and not _shares(group, groups[other].terms):
                 continue  # see _weak

@@ -106,8 +106,19 @@ def directive(sentence: str) -> str:
     return bare or sentence.strip()
 
 
+# A question typed without its mark ("how often do I have to ask for pinned tags"); "when you ..., do ..."
+# and "can we ..." ask for something.
+_ASKED = re.compile(
+    r"^(?:how|why|what|where|who|which|whose|did|does|do (?:you|we|i)|are (?:you|we)|is (?:there|it|this|that)"
+    r"|isn'?t|aren'?t|wasn'?t|didn'?t|doesn'?t)\b",
+    re.IGNORECASE,
+)
+
+
 def question(sentence: str) -> bool:
-    return _QUESTION.search(sentence) is not None
+    return (
+        _QUESTION.search(sentence) is not None or _ASKED.match(_ASKING.sub("", sentence.strip())) is not None
+    )
 
 
 _NEGATED = re.compile(r"^(?:don'?t|dont|do not|never)\s+", re.IGNORECASE)
