@@ -9,7 +9,9 @@ For one batch (records of one generation, in order):
    told you", "always/never") starts a group, an unmarked one elaborates the group before it
    ("no, don't mock the database. use a real sqlite file" is one correction); a kind of prompt said in
    two prompts or more (habitus.learn.standing: a hold-off, "too small", "too long", "too complicated")
-   is one more correction, worded for its kind and citing them all;
+   is one more correction, worded for its kind and citing them all; one sentence of a calm prompt that
+   the rule-sentence classifier (habitus.learn.rules) reads as a standing rule is one more, worded from
+   that sentence alone and kept apart from the corrections;
 4. embed each group's gist (habitus.learn.gist: the request and its object, without reasons, markers
    and one-off tails) and cluster them by similarity = cosine + LEXICAL_WEIGHT x shared distinctive
    terms, at CLUSTER_BP: a group joins an existing habit whose behaviour or cited corrections it

@@ -10,7 +10,8 @@ weights and `Gate.load` gives None (the word rules still run).
 
 The local analyzer (habitus.learn.local) uses it twice: a calm general instruction whose prompt reaches
 `source` starts a candidate, and a new candidate none of whose cited prompts reaches `drop` is not
-proposed. numpy is imported only when a gate loads.
+proposed. The same entry may carry the rule-sentence classifier (`rules`, habitus.learn.rules), which
+scores single sentences of a prompt on the same embedding. numpy is imported only when a gate loads.
 """
 
 from __future__ import annotations
