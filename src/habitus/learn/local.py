@@ -9,7 +9,9 @@ For one batch (records of one generation, in order):
    told you", "always/never") starts a group, an unmarked one elaborates the group before it
    ("no, don't mock the database. use a real sqlite file" is one correction); a kind of prompt said in
    two prompts or more (habitus.learn.standing: a hold-off, "too small", "too long", "too complicated")
-   is one more correction, worded for its kind and citing them all;
+   is one more correction, worded for its kind and citing them all; one sentence of a calm prompt that
+   the rule-sentence classifier (habitus.learn.rules) reads as a standing rule is one more, worded from
+   that sentence alone and kept apart from the corrections;
 4. embed each group's gist (habitus.learn.gist: the request and its object, without reasons, markers
    and one-off tails) and cluster them by similarity = cosine + LEXICAL_WEIGHT x shared distinctive
    terms, at CLUSTER_BP: a group joins an existing habit whose behaviour or cited corrections it
@@ -48,8 +50,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from habitus.habits.lifecycle import Evidence, Proposal
 from habitus.lang import pasted
-from habitus.learn import foreign, gist, phrasing, standing
-from habitus.learn.text import Directive, Reading, content_words, read_message, words
+from habitus.learn import foreign, gist, phrasing, rules, standing
+from habitus.learn.text import Directive, Reading, content_words, forwarded, read_message, words
 
 if TYPE_CHECKING:
     import numpy as np
@@ -72,6 +74,8 @@ MAX_PARTS = 1  # requests of one correction also compared one by one
 MAX_NOTE_CHARS = 160
 MAX_PROMOTE = 16  # prompts of one batch the meaning gate reads as candidate sources
 MIN_PROMOTE_WORDS = 3  # content words a promoted prompt needs ("yes, do it" is no rule)
+MAX_STATED = 32  # sentences of one batch the rule-sentence classifier reads (each is embedded)
+MAX_STATED_PER_PROMPT = 2  # rule sentences one prompt may start candidates from
 FRICTION_BASE_BP, FRICTION_STEP_BP, FRICTION_MAX_BP = 6000, 800, 9500
 PREFERENCE_BASE_BP, PREFERENCE_STEP_BP, PREFERENCE_MAX_BP = 4000, 500, 6500
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
@@ -185,6 +189,7 @@ class Group:
     promoted: bool = False  # started by the meaning gate, not by the word rules
     against: frozenset[int] = frozenset()  # known habits it contradicts (never joins them)
     sure: bool = False  # a repeated kind or a ban on a feature of prose: the meaning gate does not judge it
+    stated: bool = False  # a rule sentence inside a prompt (habitus.learn.rules): worded from it alone
 
     def settle(self, context: str = "") -> None:
         """Compute the gists once the group's directives are complete."""
@@ -327,6 +332,7 @@ def analyze(
     groups = _groups(observations, readings, links) + _repeated(observations, readings)
     meant = gate if gate is not None else lambda: None
     _promoted(observations, readings, groups, meant)
+    groups += _stated(observations, readings, groups, meant)
     result = Analysis(suggestions=_suggestions(observations, readings, links))
     reversals = any(r.reversals for r in readings) and any(k.status == "active" for k in context)
     if not (reversals or any(g.friction or g.habitual for g in groups)):
@@ -347,6 +353,7 @@ def analyze(
         is not None
     ]
     made = _meant(made, groups, observations, readings, meant)
+    made = _unrepeated(made, groups, context, scores)
     cited: set[int] = set()
     for cluster, found in made:
         result.found.append(found)
@@ -415,6 +422,101 @@ def _promoted(
             ranked = gate.scores([o.text for o in options])
             best = options[max(range(len(options)), key=lambda k: ranked[k])]
         best.friction = best.promoted = True
+
+
+def _stated(
+    observations: list[Observation],
+    readings: list[Reading],
+    groups: list[Group],
+    meant: Callable[[], Gate | None],
+) -> list[Group]:
+    """The third source of candidates: one sentence of a prompt that states a standing rule, said once,
+    often inside a task request and without a friction marker ("dont forget to branch off main and not
+    the current branch."), read by the rule-sentence classifier of the meaning gate (habitus.learn.rules)
+    at or above its threshold. Such a sentence is a correction of its own, `sure` (the classifier has
+    judged it) and `stated` (worded from that sentence alone). Prompts with friction, a hold-off or a
+    complaint (habitus.learn.standing), a reversal, a rejected tool use or a forwarded review are left to
+    the rules that read them, a sentence that a calm rule of its prompt started already is not read
+    twice, and questions are no rules. At most MAX_STATED sentences a batch are scored, those whose
+    shape looks most like a rule first, so a batch costs a bounded number of embeddings."""
+    started: dict[int, list[set[str]]] = {}
+    for g in groups:
+        if g.friction or g.promoted:
+            started.setdefault(g.observation, []).append(set(_content(g.text)))
+        for index in g.extra if g.sure else ():
+            started.setdefault(index, []).append(set())  # cited by a repeated kind: read already
+    said: list[tuple[int, str, int, int]] = []
+    for i, o in enumerate(observations):
+        r = readings[i]
+        if r.friction or r.reversals or r.rejection or not o.user.strip() or forwarded(o.user):
+            continue  # friction is the word rules' to read (a correction they found too narrow stays so)
+        if (i in started and not all(started[i])) or standing.kinds(pasted.own_words(o.user)):
+            continue  # a hold or a complaint is about the task at hand until it repeats
+        found = rules.sentences(o.user)
+        facts = [set(_content(f.content)) for f in r.facts]
+        for k, sentence in enumerate(found):
+            words = set(_content(sentence))
+            if any(len(words & fact) * 2 >= len(words) > 0 for fact in facts):
+                continue  # "we're on python 3.12 everywhere": a memory suggestion, not a habit
+            # a sentence a correction of this prompt already stands for would propose it twice
+            if (
+                not rules.asks(sentence)
+                or rules.question(sentence)
+                or any(len(words & c) * 2 >= len(c) > 0 for c in started.get(i, []))
+            ):
+                continue
+            said.append((i, sentence, k, len(found)))
+    if not said:
+        return []
+    gate = meant()
+    if gate is None or gate.rules is None:
+        return []
+    if len(said) > MAX_STATED:
+        said = sorted(said, key=lambda item: -gate.shape(item[1], item[2], item[3]))[:MAX_STATED]
+        said.sort(key=lambda item: (item[0], item[2]))
+    scores = gate.rule_scores([(s, k, n) for _, s, k, n in said])
+    out: list[Group] = []
+    per: Counter[int] = Counter()
+    for (i, sentence, _, _), score in zip(said, scores, strict=True):
+        if score < gate.rules_threshold or per[i] >= MAX_STATED_PER_PROMPT:
+            continue
+        text = rules.directive(sentence)
+        # the lowest wording score: clustered with a correction, the correction's words are the habit's
+        group = Group(i, text, [Directive(text, seed=True, score=-5, marked=True, sure=True)], True, True)
+        group.promoted = group.sure = group.stated = True
+        group.settle()
+        out.append(group)
+        per[i] += 1
+    return out
+
+
+SAME_TERMS = 0.5  # share of distinctive terms at which a rule sentence restates another proposal ...
+RESTATES_BP = 4500  # ... or similarity to one of its corrections (below CLUSTER_BP: other words)
+
+
+def _unrepeated(
+    made: list[tuple[Cluster, Found]], groups: list[Group], context: list[Known], scores: np.ndarray
+) -> list[tuple[Cluster, Found]]:
+    """Proposals without those made of rule sentences alone that restate another proposal of the batch
+    or a known habit in other words (half their distinctive terms shared; by wording alone they stay
+    below CLUSTER_BP): a rule said calmly once beside the corrections of the same habit is that habit."""
+
+    def alone(cluster: Cluster, found: Found) -> bool:
+        return found.reuses is None and all(groups[g].stated for g in cluster.groups)
+
+    proposed = [cluster for cluster, found in made if not alone(cluster, found)]
+    others = [frozenset().union(*(groups[g].terms for g in cluster.groups)) for cluster in proposed]
+    others += [gist.terms(gist.gist(_core(k.behavior, k.polarity))) for k in context]
+    mine = [g for cluster in proposed for g in cluster.groups]
+    out = []
+    for cluster, found in made:
+        if alone(cluster, found):
+            terms = frozenset().union(*(groups[g].terms for g in cluster.groups))
+            near = max((int(scores[g, o]) for g in cluster.groups for o in mine), default=-10_000)
+            if near >= RESTATES_BP or any(gist.shared(terms, other) >= SAME_TERMS for other in others):
+                continue
+        out.append((cluster, found))
+    return out
 
 
 def _content(text: str) -> list[str]:
@@ -818,6 +920,7 @@ def _linked(clusters: list[Cluster], groups: list[Group], scores: np.ndarray) ->
                     continue
                 if any(
                     groups[x].friction == groups[y].friction
+                    and groups[x].stated == groups[y].stated  # see _nearest
                     and scores[x, y] >= CLUSTER_BP
                     and (not (_weak(groups[x]) or _weak(groups[y])) or _shares(groups[x], groups[y].terms))
                     for x in first.groups
@@ -892,6 +995,10 @@ def _nearest(g: int, groups: list[Group], scores: np.ndarray, clusters: list[Clu
         for other in cluster.groups:
             if group.observation == groups[other].observation and group.pending is None:
                 continue
+            if group.stated != groups[other].stated:
+                # a rule sentence is judged by its classifier, a correction by the meaning gate: mixed,
+                # one would carry the other past its judge (a restatement is dropped by _unrepeated)
+                continue
             if (_weak(group) or _weak(groups[other])) and not _shares(group, groups[other].terms):
                 continue  # see _weak
             if scores[g, other] > best_bp:
@@ -958,6 +1065,8 @@ def _proposal(
     behavior, polarity = phrasing.behavior(
         texts[0], phrase=phrase, situation=condition if source == 0 else None
     )
+    if best.stated and not foreign.is_foreign(texts[0]):
+        behavior, polarity = rules.wording(texts[0])  # the whole sentence: never "Do use <a statement>"
     if phrasing.garbled(behavior):
         return None
     proposal = Proposal(condition, behavior, polarity, confidence, evidence)

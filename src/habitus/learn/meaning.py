@@ -10,13 +10,14 @@ weights and `Gate.load` gives None (the word rules still run).
 
 The local analyzer (habitus.learn.local) uses it twice: a calm general instruction whose prompt reaches
 `source` starts a candidate, and a new candidate none of whose cited prompts reaches `drop` is not
-proposed. numpy is imported only when a gate loads.
+proposed. The same entry may carry the rule-sentence classifier (`rules`, habitus.learn.rules), which
+scores single sentences of a prompt on the same embedding. numpy is imported only when a gate loads.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from habitus.embed.engine import Embedder
 
 WEIGHTS = "meaning_weights.json"
+MAX_SEEN = 20_000  # sentence vectors a gate keeps (a run's worth)
 TEXT_CHARS = 600  # of the prompt's own words: a rule is said early, and E5 reads 512 tokens at most
 
 
@@ -54,6 +56,10 @@ class Gate:
     bias: float
     drop: float
     source: float
+    rules: Any = None  # numpy (dims + rules.FEATURES,): the rule-sentence classifier, if trained
+    rules_bias: float = 0.0
+    rules_threshold: float = 1.0
+    _seen: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def load(cls, embedder: Embedder) -> Gate | None:
@@ -63,12 +69,16 @@ class Gate:
         entry = _all().get(embedder.model_id.partition("@")[2])
         if entry is None or len(entry["weights"]) != embedder.dims:
             return None
+        rules = entry.get("rules")
         return cls(
             embedder,
             np.asarray(entry["weights"], dtype=np.float32),
             float(entry["bias"]),
             float(entry["drop"]),
             float(entry["source"]),
+            np.asarray(rules["weights"], dtype=np.float32) if rules else None,
+            float(rules["bias"]) if rules else 0.0,
+            float(rules["threshold"]) if rules else 1.0,
         )
 
     def scores(self, prompts: list[str]) -> list[float]:
@@ -79,3 +89,40 @@ class Gate:
             return []
         z = vectors(self.embedder, prompts) @ self.weights + self.bias
         return [float(v) for v in 1.0 / (1.0 + np.exp(-z))]
+
+    def rule_scores(self, sentences: list[tuple[str, int, int]]) -> list[float]:
+        """The probability that each sentence (text, its index in the prompt, the prompt's sentence
+        count) states a standing rule (habitus.learn.rules); zeros without trained rule weights. A
+        sentence's vector is kept for the life of the gate: generated or templated prompts repeat."""
+        import numpy as np
+
+        from habitus.learn.rules import features
+
+        if not sentences or self.rules is None:
+            return [0.0] * len(sentences)
+        todo = sorted({s for s, _, _ in sentences if s not in self._seen})
+        if todo:
+            if len(self._seen) > MAX_SEEN:
+                self._seen.clear()
+            for text, row in zip(todo, self.embedder.embed(todo, batch_size=64), strict=True):
+                self._seen[text] = row
+        x = np.stack(
+            [
+                np.concatenate([self._seen[s], np.asarray(features(s, k, n), dtype=np.float32)])
+                for s, k, n in sentences
+            ]
+        )
+        z = x @ self.rules + self.rules_bias
+        return [float(v) for v in 1.0 / (1.0 + np.exp(-z))]
+
+    def shape(self, sentence: str, index: int, count: int) -> float:
+        """The part of a sentence's rule score its shape alone gives (no embedding): which sentences
+        of a large batch to embed first."""
+        from habitus.learn.rules import features
+
+        if self.rules is None:
+            return 0.0
+        dims = len(self.rules) - len(features(sentence, index, count))
+        return float(
+            sum(w * f for w, f in zip(self.rules[dims:], features(sentence, index, count), strict=True))
+        )
