@@ -60,6 +60,8 @@ REAL = [
     "blind/analyze/real",
     "analyze_real_dev",
     "analyze_real",
+    "analyze_train_r1",
+    "analyze_train_r2",
 ]
 SYNTHETIC = [
     "analyze",
