@@ -72,6 +72,12 @@ class Session:
             "engineer.",
             "command",
         ),
+        (  # a skill the user named, which Codex sends as a user message of its own (Codex Desktop 0.141)
+            "<skill>\n<name>worktree</name>\n<path>~/.agents/skills/worktree/SKILL.md</path>\n---\n"
+            "name: worktree\n---\n\n**HARD RULE:** Do NOT investigate the problem.\n\n</skill>",
+            "command",
+        ),
+        ("the skill> section of the docs is wrong, never edit it by hand", "user"),
         ("review guidelines: keep every review under ten comments", "user"),
         ("can you review my change? act as a reviewer for a proposed code change", "user"),
         ("no, never print from library code", "user"),

@@ -6,9 +6,11 @@ Clients record much that is not the user's words in the user's place: Claude Cod
 messages (`<teammate-message teammate_id=…>`), pasted plans ("Implement the following plan:"), slash
 commands (`<command-name>`), local command output, background task notices, system reminders and hook
 feedback ("Stop hook feedback:", "Stop hook blocking error from command: …") as user records; Codex
-stores a Stop hook's continuation as `<hook_prompt …>` and its `/review` rubric as the user's message; Gemini CLI glues the context hooks injected in
-front of the prompt (`<hook_context>…</hook_context>`, its text escaped); and habitus's own notes come
-back as "[habitus advise…]". These are recorded with their source and never count as friction.
+stores a Stop hook's continuation as `<hook_prompt …>`, its `/review` rubric and a skill the user named
+(`<skill><name>…</name><path>…/SKILL.md</path>…</skill>`, a message of its own) as the user's; Gemini
+CLI glues the context hooks injected in front of the prompt (`<hook_context>…</hook_context>`, its text
+escaped); and habitus's own notes come back as "[habitus advise…]". These are recorded with their
+source and never count as friction.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ _PREFIXES: tuple[tuple[str, str], ...] = (
     ("<environment_context>", "meta"),
     ("<user_instructions>", "meta"),
     ("<user_shell_command>", "command"),
+    ("<skill>", "command"),
     ("# agents.md", "meta"),
     ("<hook_prompt", "hook"),
     ("<user-prompt-submit-hook>", "hook"),
