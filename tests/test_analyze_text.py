@@ -173,6 +173,17 @@ def test_generalise_removes_files_paths_and_versions() -> None:
         ("always run the tests before pushing", ("Do run the tests before pushing.", 1)),
         ("reda the full file", ("Do read the full file.", 1)),
         ("rgb hex values in themes", ("Do use rgb hex values in themes.", 1)),
+        (  # a rule stated with a verb of its own is quoted, not made into a thing to use
+            "internal changes are never breaking changes, only configuration behavior is",
+            (
+                "Do follow this rule: internal changes are never breaking changes, only configuration behavior is.",
+                1,
+            ),
+        ),
+        (
+            "the tests should hit a real database",
+            ("Do follow this rule: the tests should hit a real database.", 1),
+        ),
         ("before calling it ready, build the wheel", ("Do build the wheel.", 1)),
         ("read docs/theme.md in full", ("Do read the file in full.", 1)),
     ],
