@@ -172,6 +172,8 @@ def test_generalise_removes_files_paths_and_versions() -> None:
         ("no emoji in commit messages", ("Do not use emoji in commit messages.", -1)),
         ("always run the tests before pushing", ("Do run the tests before pushing.", 1)),
         ("reda the full file", ("Do read the full file.", 1)),
+        ("tesr the parser first", ("Do test the parser first.", 1)),  # r is beside t
+        ("real sqlite files in tests", ("Do use real sqlite files in tests.", 1)),  # l is far from d
         ("rgb hex values in themes", ("Do use rgb hex values in themes.", 1)),
         (  # a rule stated with a verb of its own is quoted, not made into a thing to use
             "internal changes are never breaking changes, only configuration behavior is",

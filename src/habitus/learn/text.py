@@ -358,8 +358,19 @@ def _strip_lead(sentence: str) -> tuple[str, set[str]]:
     return text.strip(), markers
 
 
-def _close(word: str, verb: str) -> bool:
-    """One typo apart (substitution, insertion, deletion or swap of neighbours): "reda" ~ "read"."""
+# Neighbouring keys of a QWERTY keyboard (the rows' stagger ignored): a typo swaps a letter for one beside
+# it ("tesr" ~ "test"); a letter far away makes another word ("real" is not a typo of "read").
+_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+_NEAR = {
+    c: {r[j] for r in _ROWS[max(0, k - 1) : k + 2] for j in range(max(0, i - 1), min(len(r), i + 2))} - {c}
+    for k, row in enumerate(_ROWS)
+    for i, c in enumerate(row)
+}
+
+
+def _close(word: str, verb: str, *, keyboard: bool = False) -> bool:
+    """One typo apart (substitution, insertion, deletion or swap of neighbours): "reda" ~ "read"; with
+    `keyboard`, a substitution only by a neighbouring key ("tesr" ~ "test", not "real" ~ "read")."""
     if word == verb:
         return True
     if len(verb) < 4 or abs(len(word) - len(verb)) > 1 or word[0] != verb[0]:
@@ -367,7 +378,7 @@ def _close(word: str, verb: str) -> bool:
     if len(word) == len(verb):
         diff = [i for i, (a, b) in enumerate(zip(word, verb, strict=True)) if a != b]
         if len(diff) == 1:
-            return True
+            return not keyboard or verb[diff[0]] in _NEAR.get(word[diff[0]], ())
         return (
             len(diff) == 2
             and diff[1] == diff[0] + 1
@@ -380,13 +391,13 @@ def _close(word: str, verb: str) -> bool:
 
 def known_verb(word: str, *, typo: bool = False) -> str | None:
     """The verb of VERBS that `word` is, or None (with `typo`, also a verb one typo away: "reda" ->
-    "read")."""
+    "read"; by a neighbouring key only, since nothing else in the text says which word was meant)."""
     word = word.lower()
     if word in VERBS:
         return word
     if typo and len(word) >= 4 and word not in STOPWORDS:
         for verb in VERBS:
-            if _close(word, verb):
+            if _close(word, verb, keyboard=True):
                 return verb
     return None
 
