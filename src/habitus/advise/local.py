@@ -359,7 +359,7 @@ class Rule:
     positive: set[str]  # distinctive words of what to do (+1)
     avoided: set[str]  # distinctive words of what to avoid (-1, or a +1's "never ..." / "instead of ...")
     user_side: bool
-    phrases: Phrases = Phrases()
+    phrases: Phrases = field(default_factory=Phrases)
 
     @classmethod
     def of(cls, habit: ActiveHabit) -> Rule:
