@@ -26,7 +26,10 @@ PIN = (
     "When you add a new dependency",
     "Do pin it to an exact version in the manifest (no ^, ~ or 'latest').",
 )
-DOCKER = ("When editing a Dockerfile", "Do not use the :latest tag for base images; pin a specific version.")
+DOCKER = (
+    "When writing or editing a Dockerfile",
+    "Do not use the :latest tag for base images; pin a specific version.",
+)
 POLARITY = {SUDO: -1, TERRAFORM: -1, PIN: 1, DOCKER: -1}
 
 
@@ -68,6 +71,8 @@ def test_the_avoided_phrase_done_is_a_note(habit: tuple[str, str], tool: str, te
         (TERRAFORM, "Write", "docs/infra.md\nRun terraform plan; never terraform apply yourself."),
         (PIN, "Edit", 'package.json\n-    "echarts": "^5.4.3",\n+    "echarts": "5.4.3",'),
         (DOCKER, "Write", "Dockerfile\nFROM node:20.11-alpine\nWORKDIR /app"),
+        (DOCKER, "Bash", "npx knex migrate:latest"),  # a tag ends other words: the situation is asked first
+        (SUDO, "Bash", "ls $(npm root -g)"),  # "npm ... -g" with no word of the clause between
     ],
 )
 def test_the_phrase_shown_searched_or_removed_is_none(habit: tuple[str, str], tool: str, text: str) -> None:

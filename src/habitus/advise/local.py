@@ -225,6 +225,7 @@ class Phrases(NamedTuple):
     words: frozenset[str] = frozenset()  # every token of the clause
 
 
+@lru_cache(maxsize=1024)
 def phrases_of(clause: str) -> Phrases:
     """The avoided phrases of an avoided clause: pairs of adjacent tokens ("terraform apply", "sudo
     pip", "npm -g"; "terraform apply or destroy" also gives "terraform destroy"), single tokens that
