@@ -79,6 +79,13 @@ def test_the_phrase_shown_searched_or_removed_is_none(habit: tuple[str, str], to
     assert _notes(habit, ("user", "set it up", None), ("tool", text, tool)) == set()
 
 
+def test_a_call_the_user_rejected_never_ran() -> None:
+    active = ActiveHabit("x1", SUDO[0], SUDO[1], -1, 8000, "", "")
+    for status, noted in (("rejected", False), ("refused", False), ("error", True), ("ok", True)):
+        s = Slice(entries=[Entry("tool", "sudo pip install pre-commit", True, "Bash", status)])
+        assert bool(local.review(s, [active], None, embed=None)) is noted, status
+
+
 def test_the_phrase_in_prose_that_negates_it_is_none() -> None:
     said = "I did not use sudo pip install or npm -g; pre-commit is in the project venv."
     assert _notes(SUDO, ("user", "set up pre-commit", None), ("assistant", said, None)) == set()

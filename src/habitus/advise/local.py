@@ -292,6 +292,8 @@ def phrase_in(unit: Unit, phrases: Phrases, tagged: bool = False) -> bool:
     pairs, single, ranges, words = phrases
     if unit.role != "tool" or not unit.new or not (pairs or single or ranges):
         return False
+    if unit.status in ("refused", "rejected"):  # it never ran (a failed run was still done)
+        return False
     has_range, parts, unquoted = _acted_parts(unit.text)
     if ranges and has_range:
         return True
