@@ -30,7 +30,11 @@ DOCKER = (
     "When writing or editing a Dockerfile",
     "Do not use the :latest tag for base images; pin a specific version.",
 )
-POLARITY = {SUDO: -1, TERRAFORM: -1, PIN: 1, DOCKER: -1}
+PROD = (
+    "When you need to look at real data to debug something",
+    "Do not connect to production (prod-db, PROD_DATABASE_URL); use the staging replica.",
+)
+POLARITY = {SUDO: -1, TERRAFORM: -1, PIN: 1, DOCKER: -1, PROD: -1}
 
 
 def _notes(habit: tuple[str, str], *entries: tuple[str, str, str | None]) -> set[str]:
@@ -48,6 +52,8 @@ def _notes(habit: tuple[str, str], *entries: tuple[str, str, str | None]) -> set
         (SUDO, "Bash", "npm install -g typescript@5.4.5\nadded 1 package in 2s"),
         (TERRAFORM, "Bash", "cd infra/staging && terraform apply tf.plan\nApply complete!"),
         (TERRAFORM, "Bash", "cd infra/prod && terraform destroy -target=aws_s3_bucket.old -auto-approve"),
+        (TERRAFORM, "Bash", "terraform -chdir=infra/network apply"),
+        (PROD, "Bash", 'psql "$PROD_DATABASE_URL" -c "select id from subscriptions"'),
         (PIN, "Edit", 'package.json\n    "echarts": "^5.4.3",'),
         (DOCKER, "Write", "Dockerfile\nFROM node:latest\nWORKDIR /app"),
     ],
@@ -72,7 +78,12 @@ def test_the_avoided_phrase_done_is_a_note(habit: tuple[str, str], tool: str, te
         (PIN, "Edit", 'package.json\n-    "echarts": "^5.4.3",\n+    "echarts": "5.4.3",'),
         (DOCKER, "Write", "Dockerfile\nFROM node:20.11-alpine\nWORKDIR /app"),
         (DOCKER, "Bash", "npx knex migrate:latest"),  # a tag ends other words: the situation is asked first
-        (SUDO, "Bash", "ls $(npm root -g)"),  # "npm ... -g" with no word of the clause between
+        (SUDO, "Bash", "ls $(npm root -g)"),
+        (
+            PROD,
+            "Edit",
+            "app/settings.py\nDATABASE_URL = os.environ.get('PROD_DATABASE_URL')",
+        ),  # named, not used  # "npm ... -g" with no word of the clause between
     ],
 )
 def test_the_phrase_shown_searched_or_removed_is_none(habit: tuple[str, str], tool: str, text: str) -> None:

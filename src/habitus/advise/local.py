@@ -210,9 +210,13 @@ def _phrase_tokens(text: str) -> list[str]:
 
 def _code_like(token: str) -> bool:
     """A token that is code rather than a word: a long flag ("--no-verify"), an image tag (":latest"),
-    a call ("datetime.utcnow()") or a bare except ("except:"); not a path or a file name."""
+    a call ("datetime.utcnow()"), a bare except ("except:") or an identifier ("PROD_DATABASE_URL");
+    not a path or a file name."""
     return any(c.isalpha() for c in token) and (
-        (token.startswith("-") and len(token) >= 4) or token.startswith(":") or token.endswith(("()", ":"))
+        (token.startswith("-") and len(token) >= 4)
+        or token.startswith(":")
+        or token.endswith(("()", ":"))
+        or ("_" in token.strip("_") and "." not in token and "/" not in token)
     )
 
 
@@ -258,14 +262,18 @@ def phrases_of(clause: str) -> Phrases:
 
 
 @lru_cache(maxsize=4096)
-def _acted_parts(unit_text: str) -> tuple[bool, tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...]]:
+def _acted_parts(
+    unit_text: str,
+) -> tuple[bool, bool, tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...]]:
     """What a tool call runs (its command, not its output; not text that is only shown, searched or
-    put in a message) or writes into code (not the lines a diff removes): whether it holds a version
-    range, its parts as tokens, and the same without quoted strings (words in a string are text)."""
+    put in a message) or writes into code (not the lines a diff removes): whether it is a command,
+    whether it holds a version range, its parts as tokens, and the same without quoted strings (words
+    in a string are text)."""
     from habitus.advise import commands
 
     name, body = commands.split_call(unit_text)
-    if commands.kind(name) == "shell":
+    shell = commands.kind(name) == "shell"
+    if shell:
         text = commands.executed(body.split("\n", 1)[0])
     else:
         text = commands.editing_text(unit_text)
@@ -275,6 +283,7 @@ def _acted_parts(unit_text: str) -> tuple[bool, tuple[tuple[str, ...], ...], tup
     text = text.lower()
     parts = text.split(" ; ")
     return (
+        shell,
         bool(_RANGE.search(text)),
         tuple(tuple(_phrase_tokens(part)) for part in parts),
         # a quote left open where the unit was cut (MAX_UNIT_CHARS) runs to the end
@@ -294,14 +303,17 @@ def phrase_in(unit: Unit, phrases: Phrases, tagged: bool = False) -> bool:
         return False
     if unit.status in ("refused", "rejected"):  # it never ran (a failed run was still done)
         return False
-    has_range, parts, unquoted = _acted_parts(unit.text)
+    shell, has_range, parts, unquoted = _acted_parts(unit.text)
     if ranges and has_range:
         return True
     tags = tuple(t for t in single if t.startswith(":")) if tagged else ()
-    if any(single.intersection(tokens) or any(t.endswith(tags) for t in tokens) for tokens in parts):
+    # an identifier is used by a command ("psql $PROD_DATABASE_URL"); code may only name it
+    found = single if shell else frozenset(t for t in single if "_" not in t.strip("_"))
+    if any(found.intersection(tokens) or any(t.endswith(tags) for t in tokens) for tokens in parts):
         return True
     for tokens in unquoted:
-        if any(pair in pairs for pair in pairwise(tokens)):
+        bare = [t for t in tokens if not t.startswith("-")]  # "terraform -chdir=infra apply"
+        if any(pair in pairs for pair in (*pairwise(tokens), *pairwise(bare))):
             return True
         for first, flag in pairs:
             if flag.startswith("-") and first in tokens and flag in tokens:
