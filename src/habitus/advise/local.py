@@ -44,7 +44,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from functools import lru_cache
+from itertools import pairwise
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from habitus.advise.notes import STOP_WORDS, stem, word_set
 from habitus.errors import HabitusError
@@ -189,6 +191,136 @@ def _with_synonyms(found: list[str]) -> set[str]:
 
 
 _AVOIDED = re.compile(r"\b(?:never|instead of|rather than|not just|not|no)\b")
+# Avoided phrases: a habit's avoided clause read as it would appear in a command or code. Tokens keep
+# the characters of commands and code ("-g", ":latest", "datetime.utcnow()", "except:").
+_CODE_TOKEN = re.compile(r"[\w.:@/^~*+=<>-]+(?:\(\))?")
+_CLAUSE_BREAK = re.compile(r"[,;\[\]{}'\"`]|\((?!\))|(?<!\()\)|\b(?:or|and|nor|e\.g\.|like|such as)\b")
+_OPEN_QUOTE = re.compile(r"[\"`].*", re.S)
+_RANGE = re.compile(r"(?<![\w^~])[\^~]\d")  # a `^1.2` / `~1.2` version range
+
+
+def _phrase_tokens(text: str) -> list[str]:
+    out = []
+    for token in _CODE_TOKEN.findall(text):
+        token = token.rstrip(".")
+        if token:
+            out.append(stem(token) if token.isalpha() else token)
+    return out
+
+
+def _code_like(token: str) -> bool:
+    """A token that is code rather than a word: a long flag ("--no-verify"), an image tag (":latest"),
+    a call ("datetime.utcnow()"), a bare except ("except:") or an identifier ("PROD_DATABASE_URL");
+    not a path or a file name."""
+    return any(c.isalpha() for c in token) and (
+        (token.startswith("-") and len(token) >= 4)
+        or token.startswith(":")
+        or token.endswith(("()", ":"))
+        or ("_" in token.strip("_") and "." not in token and "/" not in token)
+    )
+
+
+class Phrases(NamedTuple):
+    """The avoided phrases of a habit's avoided clause (`phrases_of`)."""
+
+    pairs: frozenset[tuple[str, str]] = frozenset()  # adjacent tokens: "terraform apply", "npm -g"
+    single: frozenset[str] = frozenset()  # tokens that are code (`_code_like`)
+    ranges: bool = False  # it names a `^` / `~` version range
+    words: frozenset[str] = frozenset()  # every token of the clause
+
+
+@lru_cache(maxsize=1024)
+def phrases_of(clause: str) -> Phrases:
+    """The avoided phrases of an avoided clause: pairs of adjacent tokens ("terraform apply", "sudo
+    pip", "npm -g"; "terraform apply or destroy" also gives "terraform destroy"), single tokens that
+    are code (`_code_like`), and whether it names a `^` / `~` version range."""
+    pairs: set[tuple[str, str]] = set()
+    single: set[str] = set()
+    previous: list[str] = []
+    for piece in _CLAUSE_BREAK.split(clause.lower()):
+        run: list[str] = []
+        runs = []
+        for token in _phrase_tokens(piece):
+            if token in STOP_WORDS or not any(c.isalpha() for c in token):
+                runs.append(run)
+                run = []
+            else:
+                run.append(token)
+            if _code_like(token):
+                single.add(token)
+        runs.append(run)
+        for run in runs:
+            pairs.update(pairwise(run))
+        tokens = [t for t in _phrase_tokens(piece) if t not in STOP_WORDS]
+        if len(tokens) == 1 and len(previous) >= 2:
+            pairs.add((previous[-2], tokens[0]))  # "terraform apply or destroy"
+        if tokens:
+            previous = tokens
+    pairs = {p for p in pairs if not (p[0] in _GENERIC and p[1] in _GENERIC)}
+    ranges = bool(re.search(r"(?<!\S)[\^~](?=[\s,;)]|$)", clause))
+    return Phrases(frozenset(pairs), frozenset(single), ranges, frozenset(_phrase_tokens(clause.lower())))
+
+
+@lru_cache(maxsize=4096)
+def _acted_parts(
+    unit_text: str,
+) -> tuple[bool, bool, tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...]]:
+    """What a tool call runs (its command, not its output; not text that is only shown, searched or
+    put in a message) or writes into code (not the lines a diff removes): whether it is a command,
+    whether it holds a version range, its parts as tokens, and the same without quoted strings (words
+    in a string are text)."""
+    from habitus.advise import commands
+
+    name, body = commands.split_call(unit_text)
+    shell = commands.kind(name) == "shell"
+    if shell:
+        text = commands.executed(body.split("\n", 1)[0])
+    else:
+        text = commands.editing_text(unit_text)
+        lines = text.splitlines()
+        if any(line.startswith("+") for line in lines):  # a diff: what it removes is not written
+            text = "\n".join(line for line in lines if not line.startswith("-"))
+    text = text.lower()
+    parts = text.split(" ; ")
+    return (
+        shell,
+        bool(_RANGE.search(text)),
+        tuple(tuple(_phrase_tokens(part)) for part in parts),
+        # a quote left open where the unit was cut (MAX_UNIT_CHARS) runs to the end
+        tuple(tuple(_phrase_tokens(_OPEN_QUOTE.sub(" ", _QUOTED.sub(" ", part)))) for part in parts),
+    )
+
+
+def phrase_in(unit: Unit, phrases: Phrases, tagged: bool = False) -> bool:
+    """An avoided phrase (`phrases_of`) in what a new tool call runs or writes (`_acted_parts`): a pair
+    in order and adjacent (a flag after its program and the clause's own words: "npm install -g" for
+    "npm -g" and "global installs", not "npm root -g"), a code token, a
+    version range; with `tagged`, a tag ending a token too ("node:latest" for ":latest", which
+    "migrate:latest" and a compose file's "redis:latest" end as well: the caller asks for the
+    habit's situation first)."""
+    pairs, single, ranges, words = phrases
+    if unit.role != "tool" or not unit.new or not (pairs or single or ranges):
+        return False
+    if unit.status in ("refused", "rejected"):  # it never ran (a failed run was still done)
+        return False
+    shell, has_range, parts, unquoted = _acted_parts(unit.text)
+    if ranges and has_range:
+        return True
+    tags = tuple(t for t in single if t.startswith(":")) if tagged else ()
+    # an identifier is used by a command ("psql $PROD_DATABASE_URL"); code may only name it
+    found = single if shell else frozenset(t for t in single if "_" not in t.strip("_"))
+    if any(found.intersection(tokens) or any(t.endswith(tags) for t in tokens) for tokens in parts):
+        return True
+    for tokens in unquoted:
+        bare = [t for t in tokens if not t.startswith("-")]  # "terraform -chdir=infra apply"
+        if any(pair in pairs for pair in (*pairwise(tokens), *pairwise(bare))):
+            return True
+        for first, flag in pairs:
+            if flag.startswith("-") and first in tokens and flag in tokens:
+                start, end = tokens.index(first), tokens.index(flag)
+                if start < end and all(t in words for t in tokens[start + 1 : end]):
+                    return True
+    return False
 
 
 def _clause_words(text: str, condition: set[str]) -> set[str]:
@@ -242,6 +374,7 @@ class Rule:
     positive: set[str]  # distinctive words of what to do (+1)
     avoided: set[str]  # distinctive words of what to avoid (-1, or a +1's "never ..." / "instead of ...")
     user_side: bool
+    phrases: Phrases = field(default_factory=Phrases)
 
     @classmethod
     def of(cls, habit: ActiveHabit) -> Rule:
@@ -258,16 +391,18 @@ class Rule:
             body = re.sub(r"^\s*(?:do\s+not|don't|never|avoid)\b", "", text, flags=re.IGNORECASE)
             first = re.split(r"[;:]|\binstead\b|\brather\b", body, maxsplit=1)[0]
             positive, avoided = set(), _clause_words(first, condition)
+            clause = re.split(r";|\binstead\b|\brather\b", body, maxsplit=1)[0]  # keeps "except:", ":latest"
         else:
             body = re.sub(r"^\s*do\b", "", text, flags=re.IGNORECASE)
             split = _AVOIDED.search(body.lower())
             head, tail = (body[: split.start()], body[split.end() :]) if split else (body, "")
             positive, avoided = _clause_words(head, condition), _clause_words(tail, condition)
+            clause = tail
             if split and split.group(0) in ("instead of", "rather than", "not just"):
                 # "use real files instead of mocks": the habit is about what to avoid; the absence of
                 # the alternative's words proves nothing.
                 positive = set()
-        return cls(habit, required, count, positive, avoided - positive, user_side)
+        return cls(habit, required, count, positive, avoided - positive, user_side, phrases_of(clause))
 
     @property
     def checkable(self) -> bool:
@@ -396,6 +531,17 @@ def review(
             law_check.findings(units, law, prompt if prompt is not None else law_check.prompt_of(units))
         )
     every = [Rule.of(h) for h in habits]
+    noted: set[str] = set()
+    # A habit's avoided phrase in what a tool call ran or wrote ("sudo pip install" for "do not use sudo
+    # pip") shows its situation and its breaking at once: a note without the judge.
+    for rule in every:
+        acted = next((u for u in units if phrase_in(u, rule.phrases)), None)
+        if acted is None and any(t.startswith(":") for t in rule.phrases[1]):
+            tagged = (u for u in units if phrase_in(u, rule.phrases, tagged=True) and rule.candidate(u))
+            acted = next(tagged, None)
+        if acted is not None:
+            found.append(_habit_note(rule, acted, acted, 1.0))
+            noted.add(rule.habit.id)
     checks = judge.word_checks(every, units)
     rules = [rule for rule in every if rule.checkable]
     seen = {id(rule): check for rule, check in zip(every, checks, strict=True)}
@@ -425,9 +571,10 @@ def review(
     vectors = vectors[: len(wanted_units)]
     unit_row = {u: i for i, u in enumerate(wanted_units)}
     index = {id(rule): i for i, rule in enumerate(every)}
-    noted: set[str] = set()
     for r in wanted_rules:
         rule = rules[r]
+        if rule.habit.id in noted:
+            continue
         row = index[id(rule)]
         mine = [u for rr, u in pairs if rr == r]
         cond_cos = vectors @ conditions[row]
