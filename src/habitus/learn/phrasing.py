@@ -22,7 +22,7 @@ from collections import Counter
 
 from habitus.lang import grammar
 from habitus.lang.words import stem
-from habitus.learn import foreign
+from habitus.learn import foreign, rules
 from habitus.learn.text import (
     _NO_THING,
     STOPWORDS,
@@ -345,7 +345,7 @@ def behavior(text: str, *, phrase: bool = False, situation: str | None = None) -
             body = body[3:]  # "do use rgb indices" (an emphatic reversal)
         elif not _starts_imperative(body):
             if _STATEMENT.match(body):  # a rule stated, not a thing to use: quoted whole, never turned round
-                return f"Do follow this rule: {body}.", 1
+                return rules.stated(body)
             body = "use " + body  # "rgb hex values in themes" -> "use rgb hex values in themes"
     body = body[:1].lower() + body[1:] if body[:2] != body[:2].upper() else body
     return ("Do not " if polarity < 0 else "Do ") + body + ".", polarity
@@ -353,7 +353,7 @@ def behavior(text: str, *, phrase: bool = False, situation: str | None = None) -
 
 # A sentence that states its rule with a verb of its own before the first pause ("internal changes are
 # never breaking changes, only ...", "the tests should hit a real database"): "Do use <it>" would be
-# garbled, so habitus.learn.rules' wording for a stated rule is used.
+# garbled, so it is worded as habitus.learn.rules words a stated rule.
 _STATEMENT = re.compile(
     r"[^,;:]{0,60}?\b(?:is|are|was|were|should|must|shall|has to|have to|needs? to|can'?t|cannot|won'?t)\b",
     re.IGNORECASE,

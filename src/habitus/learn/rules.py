@@ -139,7 +139,12 @@ def wording(sentence: str) -> tuple[str, int]:
         bare, said = bare.split(None, 1)[1], said[1:]
     if said and said[0] != "no" and _verb(said[0]):
         return f"Do {bare[:1].lower()}{bare[1:]}.", 1
-    return f"Do follow this rule: {bare}.", 1
+    return stated(bare)
+
+
+def stated(rule: str) -> tuple[str, int]:
+    """The wording of a rule stated rather than asked, quoted whole so that it is never turned round."""
+    return f"Do follow this rule: {rule}.", 1
 
 
 # Verbs of rules that habitus.learn.text's list (verbs of corrections) lacks.
