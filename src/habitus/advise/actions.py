@@ -101,6 +101,24 @@ _WROTE: tuple[tuple[str, str], ...] = (
 )
 # (what the written text shows, regex on the text) for tools that write files.
 _WROTE_TEXT: tuple[tuple[str, str], ...] = (
+    (
+        "read an environment variable",
+        r"\bos\.(?:getenv|environ)|\bprocess\.env\.|\benv::var|\bsystem\.getenv|\benv\[|\benv\.fetch\b|"
+        r"\bdeno\.env\.|\bimport\.meta\.env\.|\bgetenv\(|\bos\.lookupenv\(",
+    ),
+    (
+        "added or changed an HTTP endpoint",
+        r"@(?:app|router|api|bp|blueprint|\w+_router)\.(?:get|post|put|patch|delete|route)\(|"
+        r"\b(?:app|router|server|r)\.(?:get|post|put|patch|delete)\(\s*['\"`]/|"
+        r"@(?:get|post|put|patch|delete|request)mapping\b|\bhandlefunc\(\s*\"/|\bpath\(\s*['\"]\w",
+    ),
+    (
+        "added text users see",
+        r">\s*[a-z][\w,.!?'’ -]*\s[\w,.!?'’ -]{3,}\s*</|"
+        r"\b(?:placeholder|title|label|aria-label|alt)=[\"'][a-z][^\"'{}]*\s[^\"'{}]+[\"']|"
+        r"\b(?:toast|alert|notify)(?:\.\w+)?\(\s*[\"'`][a-z][^\"'`]*\s",
+    ),
+    ("added a feature flag", r"\bfeature[_ -]?flags?\b|\buseflag\(|\bisenabled\(|\bflags\.\w+|launchdarkly|unleash"),
     ("wrote a test", r"\bdef test_|\bit\(|\btest\(|\bdescribe\(|#\[test\]|func test"),
     ("added logging", r"\blog(?:ger|ging)?\.\w+\(|\bprint\(|console\.log|\bprintln!|fmt\.print"),
     ("caught an exception", r"\bexcept\b|\bcatch\s*\(|\brescue\b|\brecover\(\)"),

@@ -40,6 +40,9 @@ if TYPE_CHECKING:
     from habitus.advise.local import Rule, Unit
 
 MAX_EMBED = 16
+# The situation probability a habit needs when what it asks for by name is absent from the turn
+# (`fired`): chosen on the sets of catalogs D-H, which the shipped scorer never saw (docs/quality.md).
+MISSING_SITUATION = 0.8
 MAX_EMBED_SIGNALS = 10  # with the meaning signals (E5: about ten times MiniLM's cost per unit)
 MAX_USER = 2
 MAX_TOOLS = 6
@@ -412,21 +415,31 @@ def combined(
 
 
 def fired(
-    situation: np.ndarray, behaviour: np.ndarray, weights: dict[str, Any], allowed: np.ndarray
+    situation: np.ndarray,
+    behaviour: np.ndarray,
+    weights: dict[str, Any],
+    allowed: np.ndarray,
+    missing: frozenset[int] = frozenset(),
 ) -> list[int]:
     """The habits (row indexes) that get a note: among the `top` most likely situations of the slice
     (a turn is about one or two things; judging all habits multiplies the false notes), those whose
-    situation and missing behaviour both reach their thresholds."""
+    situation and missing behaviour both reach their thresholds. A habit in `missing` (what it asks for
+    by name is nowhere in the turn: habitus.advise.artifacts) needs no behaviour score, but the most
+    likely situation of the slice and a probability of MISSING_SITUATION."""
     import numpy as np
 
-    top = [int(r) for r in np.argsort(-situation, kind="stable")[: int(weights["top"])]]
-    return sorted(
+    order = [int(r) for r in np.argsort(-situation, kind="stable")]
+    top = order[: int(weights["top"])]
+    found = {
         r
         for r in top
         if allowed[r]
         and situation[r] >= float(weights["situation_threshold"])
         and behaviour[r] >= float(weights["behaviour_threshold"])
-    )
+    }
+    if order and order[0] in missing and allowed[order[0]] and situation[order[0]] >= MISSING_SITUATION:
+        found.add(order[0])
+    return sorted(found)
 
 
 def judge(
@@ -439,10 +452,11 @@ def judge(
     turn: np.ndarray,
     weights: dict[str, Any],
     meaning: signals.Signals | None = None,
+    missing: frozenset[int] = frozenset(),
 ) -> list[Scored]:
-    """The rules that get a note (`fired`), with their trigger unit. A scorer that reads the signals
-    (`reads_signals`) needs `meaning` (habitus.advise.signals.gather for these units); without it, no
-    note."""
+    """The rules that get a note (`fired`; `missing`: rows whose named behaviour is absent), with their
+    trigger unit. A scorer that reads the signals (`reads_signals`) needs `meaning`
+    (habitus.advise.signals.gather for these units); without it, no note."""
     matrix, best, allowed = features(rules, units, words, conditions, behaviors, vectors, turn)
     if not len(matrix):
         return []
@@ -454,6 +468,6 @@ def judge(
     situation, behaviour = probabilities(matrix, weights)
     return [
         Scored(rules[r], float(situation[r] * behaviour[r]), units[top])
-        for r in fired(situation, behaviour, weights, allowed)
+        for r in fired(situation, behaviour, weights, allowed, missing)
         if (top := best[r]) is not None
     ]

@@ -522,7 +522,7 @@ def review(
     agent work; without trained weights for the model, only the word rules judge. A scorer that reads
     the meaning signals also calls `embed.signals(habits, units, chosen, vectors, turn)`
     (habitus.advise.signals.gather); an `embed` without it gets no semantic notes from such a scorer."""
-    from habitus.advise import judge, law_check
+    from habitus.advise import artifacts, judge, law_check
 
     units = units_of(s)
     found: list[Candidate] = []
@@ -534,14 +534,27 @@ def review(
     noted: set[str] = set()
     # A habit's avoided phrase in what a tool call ran or wrote ("sudo pip install" for "do not use sudo
     # pip") shows its situation and its breaking at once: a note without the judge.
+    # So does an edit of a file the habit says not to edit ("Do not edit the vendored files (vendor/)").
     for rule in every:
         acted = next((u for u in units if phrase_in(u, rule.phrases)), None)
         if acted is None and any(t.startswith(":") for t in rule.phrases[1]):
             tagged = (u for u in units if phrase_in(u, rule.phrases, tagged=True) and rule.candidate(u))
             acted = next(tagged, None)
+        if acted is None:
+            habit = rule.habit
+            places = artifacts.avoided_paths(habit.condition, habit.behavior, habit.polarity)
+            acted = artifacts.edit_to(places, units) if places else None
         if acted is not None:
             found.append(_habit_note(rule, acted, acted, 1.0))
             noted.add(rule.habit.id)
+    # A habit that asks for a named file, command or line (habitus.advise.artifacts): shown by a tool
+    # call, it was done, so the judge raises nothing for it; absent while a new tool call writes a file
+    # of the kind its condition names ("changed Go code", "a new bash script"), it was not: a note
+    # without the judge. Absent otherwise, the judge needs only the habit's situation (`missing`).
+    done, missing = _named_behaviour(every, units, noted, found)
+    # A commit whose subject lacks the habit's prefixes, or made on the branch it names
+    # (habitus.advise.commits): a note without the judge.
+    _commit_notes(every, units, noted, found)
     checks = judge.word_checks(every, units)
     rules = [rule for rule in every if rule.checkable]
     seen = {id(rule): check for rule, check in zip(every, checks, strict=True)}
@@ -573,7 +586,7 @@ def review(
     index = {id(rule): i for i, rule in enumerate(every)}
     for r in wanted_rules:
         rule = rules[r]
-        if rule.habit.id in noted:
+        if rule.habit.id in noted | done:
             continue
         row = index[id(rule)]
         mine = [u for rr, u in pairs if rr == r]
@@ -606,16 +619,69 @@ def review(
         gather = getattr(embed, "signals", None)
         if judge.reads_signals(weights) and gather is not None:
             meaning = gather([rule.habit for rule in every], units, chosen, vectors[rows], turn)
+        rows_missing = frozenset(r for r, rule in enumerate(every) if rule.habit.id in missing)
         found_now = judge.judge(
-            every, chosen, checks, conditions, behaviors, vectors[rows], turn, weights, meaning
+            every, chosen, checks, conditions, behaviors, vectors[rows], turn, weights, meaning, rows_missing
         )
         for scored in found_now:
             # A unit the law speaks for may carry a habit's note too (`rm -rf` of files the agent did not
             # make breaks the law and "ask me before deleting" alike).
-            if scored.rule.habit.id in noted or scored.trigger is None:
+            if scored.rule.habit.id in noted | done or scored.trigger is None:
                 continue
             found.append(_semantic_note(scored.rule, scored.trigger, scored.probability))
     return _ordered(found)
+
+
+def _commit_notes(rules: list[Rule], units: list[Unit], noted: set[str], found: list[Candidate]) -> None:
+    from habitus.advise import commits
+
+    asked = [
+        (rule, commits.rule_of(rule.habit.condition, rule.habit.behavior, rule.habit.polarity))
+        for rule in rules
+    ]
+    asked = [(rule, wanted) for rule, wanted in asked if wanted and rule.habit.id not in noted]
+    made = commits.made(units) if asked else []
+    for rule, wanted in asked:
+        commit = commits.broken_by(wanted, made)
+        if commit is not None:
+            found.append(_habit_note(rule, commit.unit, commit.unit, 1.0))
+            noted.add(rule.habit.id)
+
+
+def _named_behaviour(
+    rules: list[Rule], units: list[Unit], noted: set[str], found: list[Candidate]
+) -> tuple[set[str], set[str]]:
+    """The habits whose named behaviour a tool call shows (`done`) and those whose named behaviour is
+    absent from a turn that writes code (`missing`); a note, added to `found` and `noted`, for an
+    absent one whose condition's kind of file a new tool call writes."""
+    from habitus.advise import artifacts, commands
+
+    done: set[str] = set()
+    missing: set[str] = set()
+    writes = any(
+        u.role == "tool" and u.new and commands.kind(commands.split_call(u.text)[0]) == "write" for u in units
+    )
+    for rule in rules:
+        habit = rule.habit
+        thing = artifacts.asked(habit.behavior, habit.polarity)
+        if not thing or habit.id in noted:
+            continue
+        state = artifacts.state(thing, units)
+        if state == artifacts.SHOWN:
+            done.add(habit.id)
+            continue
+        if state != artifacts.ABSENT or not writes:
+            continue
+        place = artifacts.where(habit.condition)
+        # A line to write ("set -euo pipefail") is asked of a file when it is made, not of every edit.
+        creating = bool(thing.lines) and not (thing.files or thing.commands)
+        written = artifacts.edited_in(place, units, creating) if place.kinds else None
+        if written is not None:
+            found.append(_habit_note(rule, written, None, 1.0))
+            noted.add(habit.id)
+        else:
+            missing.add(habit.id)
+    return done, missing
 
 
 def word_cosines(model_id: str) -> tuple[float, float, float]:

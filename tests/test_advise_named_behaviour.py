@@ -1,0 +1,259 @@
+"""What a habit names (a file to update, a command to run, a line to write, files not to edit, a commit
+convention) is read in the turn's tool calls without a model: shown means done, absent means missing,
+and a named break is a note whatever the judge reads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import run
+from habitus.advise import artifacts, commits, local
+from habitus.advise.slice import Entry, Slice
+from habitus.habits.store import ActiveHabit
+
+CHANGELOG = ("When you bump the package version", "Do add an entry for it to CHANGELOG.md", 1)
+GO = ("When you've changed Go code", "Do run gofmt and go vet before you say you're done", 1)
+BASH = ("When you create a new bash script", "Do start it with set -euo pipefail", 1)
+RUFF = (
+    "When you've changed Python code under backend/",
+    "Do run ruff check and mypy before telling me it's done",
+    1,
+)
+VENDOR = (
+    "When a fix seems to need changes inside vendored code (vendor/, third_party/)",
+    "Do not edit the vendored files; put the change in our own code or as a patch file under patches/.",
+    -1,
+)
+SCHEMA = (
+    "When the database schema needs to change",
+    "Do write a new migration file (alembic, Flyway, etc.) instead of editing schema.sql by hand",
+    1,
+)
+CONVENTIONAL = (
+    "When committing",
+    "Do use a Conventional Commits prefix (feat:, fix:, chore:) in the message",
+    1,
+)
+MAIN = (
+    "When you're on main or master and need to commit",
+    "Do not commit there; create a feature branch first",
+    -1,
+)
+SUBJECT = (
+    "When writing a commit message",
+    "Do write an imperative subject line of at most 72 characters, then a body that says why.",
+    1,
+)
+
+
+def _units(*entries: tuple[str, str, str | None]) -> list[local.Unit]:
+    return local.units_of(Slice(entries=[Entry(role, text, True, name) for role, text, name in entries]))
+
+
+def _notes(
+    habit: tuple[str, str, int], *entries: tuple[str, str, str | None], status: str = "ok"
+) -> set[str]:
+    """The habit keys the local reviewer raises on these entries (role, text, tool name) without a model."""
+    active = ActiveHabit("x1", habit[0], habit[1], habit[2], 8000, "", "")
+    s = Slice(entries=[Entry(role, text, True, name, status) for role, text, name in entries])
+    return {c.key for c in local.review(s, [active], None, embed=None)}
+
+
+def test_what_a_do_habit_names_is_read_from_its_asked_clause() -> None:
+    assert artifacts.asked(CHANGELOG[1], 1).files == ("changelog.md",)
+    assert artifacts.asked(GO[1], 1).commands == ("gofmt", "go vet")
+    assert artifacts.asked(RUFF[1], 1).commands == ("ruff", "mypy")
+    assert artifacts.asked(BASH[1], 1).lines == ("set -euo pipefail",)
+    assert artifacts.asked("Do update api/openapi.yaml in the same change", 1).files == ("api/openapi.yaml",)
+    # a glob, a leading-dot name and a placeholder name are kinds of file
+    assert artifacts.asked("Do put it in the locale files (src/locales/*.json)", 1).files == (
+        "src/locales/*.json",
+    )
+    assert artifacts.asked("Do add it to .env.example", 1).files == ("*.env.example",)
+    assert artifacts.asked("Do add a story next to it (Component.stories.tsx)", 1).files == ("*.stories.tsx",)
+    # what the avoided clause names is not asked for; "e.g.", versions and calls are not files
+    assert artifacts.asked(SCHEMA[1], 1).files == ()
+    assert not artifacts.asked("Do pin it, e.g. 3.1.0, and use t() for text", 1)
+    assert not artifacts.asked("Do run the full test suite after each", 1)
+    assert not artifacts.asked(VENDOR[1], -1)
+
+
+@pytest.mark.parametrize(
+    ("entries", "expected"),
+    [
+        ([("tool", "Edit", "CHANGELOG.md\n## 2.4.0\n- new export")], artifacts.SHOWN),
+        ([("tool", "Bash", "echo '- fix' >> docs/CHANGELOG.md")], artifacts.SHOWN),
+        ([("assistant", None, "CHANGELOG.md already lists this release.")], artifacts.MENTIONED),
+        ([("tool", "Edit", 'package.json\n"version": "2.4.0"')], artifacts.ABSENT),
+        ([("tool", "Bash", "git add " + "src/module.py " * 40 + "CHANGELOG.md")], artifacts.MENTIONED),
+    ],
+)
+def test_a_named_file_is_shown_mentioned_or_absent(
+    entries: list[tuple[str, str | None, str]], expected: str
+) -> None:
+    units = _units(*[(role, text, name) for role, name, text in entries])
+    assert artifacts.state(artifacts.asked(CHANGELOG[1], 1), units) == expected
+
+
+def test_a_call_that_never_ran_shows_nothing() -> None:
+    s = Slice(entries=[Entry("tool", "gofmt -w . && go vet ./...", True, "Bash", "rejected")])
+    assert artifacts.state(artifacts.asked(GO[1], 1), local.units_of(s)) == artifacts.ABSENT
+
+
+def test_a_change_of_the_named_kind_without_the_named_command_is_a_note() -> None:
+    edit = ("tool", "internal/cache/lru.go\nfunc (c *Cache) Get(key string) (any, bool) {", "Edit")
+    assert _notes(GO, ("user", "make the cache thread-safe", None), edit) == {"habit:x1"}
+    done = ("tool", "gofmt -l . && go vet ./...", "Bash")
+    assert _notes(GO, ("user", "make the cache thread-safe", None), edit, done) == set()
+    # not Go code: the condition's kind of file is not written
+    other = ("tool", "web/src/cache.ts\nexport const cache = new Map()", "Edit")
+    assert _notes(GO, ("user", "cache it", None), other) == set()
+
+
+def test_a_folder_and_kind_both_count() -> None:
+    inside = ("tool", "backend/app/jobs.py\ndef run():\n    return 1", "Edit")
+    outside = ("tool", "scripts/jobs.py\ndef run():\n    return 1", "Edit")
+    assert _notes(RUFF, ("user", "add the job", None), inside) == {"habit:x1"}
+    assert _notes(RUFF, ("user", "add the job", None), outside) == set()
+    assert (
+        _notes(
+            RUFF,
+            ("user", "add the job", None),
+            inside,
+            ("tool", "ruff check backend && mypy backend", "Bash"),
+        )
+        == set()
+    )
+
+
+def test_a_new_script_without_its_line_is_a_note_but_an_edit_of_an_old_one_is_not() -> None:
+    new = ("tool", "scripts/backup.sh\n#!/usr/bin/env bash\npg_dump app > /tmp/app.sql", "Write")
+    assert _notes(BASH, ("user", "write a backup script", None), new) == {"habit:x1"}
+    good = ("tool", "scripts/backup.sh\n#!/usr/bin/env bash\nset -euo pipefail\npg_dump app", "Write")
+    assert _notes(BASH, ("user", "write a backup script", None), good) == set()
+    edit = ("tool", "scripts/backup.sh\npg_dump app | gzip > /tmp/app.sql.gz", "Edit")
+    assert _notes(BASH, ("user", "compress the backup", None), edit) == set()
+    # a long script cut before its line: unknown, no note
+    long = (
+        "tool",
+        "scripts/backup.sh\n#!/usr/bin/env bash\n" + "# a comment line\n" * 30 + "set -euo pipefail",
+        "Write",
+    )
+    assert _notes(BASH, ("user", "write a backup script", None), long) == set()
+
+
+def test_an_edit_of_a_file_the_habit_says_not_to_edit_is_a_note() -> None:
+    assert artifacts.avoided_paths(*VENDOR) == ("vendor/", "third_party/")
+    assert artifacts.avoided_paths(*SCHEMA) == ("schema.sql",)
+    vendored = ("tool", "vendor/github.com/acme/retry/retry.go\nif attempt > max {", "Edit")
+    assert _notes(VENDOR, ("user", "the retry lib panics, fix it", None), vendored) == {"habit:x1"}
+    ours = ("tool", "patches/retry-max.patch\n--- a/retry.go", "Write")
+    assert _notes(VENDOR, ("user", "the retry lib panics, fix it", None), ours) == set()
+    shown = ("tool", "cat vendor/github.com/acme/retry/retry.go", "Bash")
+    assert _notes(VENDOR, ("user", "why does it panic", None), shown) == set()
+    schema = ("tool", "db/schema.sql\n  archived_at TIMESTAMPTZ NULL", "Edit")
+    assert _notes(SCHEMA, ("user", "add archived_at to projects", None), schema) == {"habit:x1"}
+    migration = ("tool", "db/migrations/0042_archived_at.sql\nALTER TABLE projects ADD archived_at", "Write")
+    assert _notes(SCHEMA, ("user", "add archived_at to projects", None), migration) == set()
+
+
+def test_a_habit_that_does_not_avoid_editing_names_no_paths() -> None:
+    assert (
+        artifacts.avoided_paths("When working on anything under infra/", "Do not run terraform apply", -1)
+        == ()
+    )
+
+
+def test_commit_conventions_are_read_from_the_habit() -> None:
+    assert commits.rule_of(*CONVENTIONAL).prefixes[:3] == ("feat", "fix", "chore")
+    assert commits.rule_of(*MAIN).branches == ("main", "master")
+    assert commits.rule_of(*SUBJECT).longest == 72
+    assert not commits.rule_of("When fixing a bug", "Do add a regression test", 1)
+
+
+@pytest.mark.parametrize(
+    ("command", "subject", "whole"),
+    [
+        ("git commit -am 'signup subject typo'", "signup subject typo", True),
+        ('git add -A && git commit -m "fix: x" -m "body"', "fix: x", True),
+        # Claude Code's heredoc, as a transcript joins its lines: the start only
+        (
+            "git commit -m \"$(cat <<'EOF' feat: add the review page (gqc.5) New page. EOF )\"",
+            "feat: add the review page (gqc.5) New page. EOF )",
+            False,
+        ),
+        ("git commit -m \"$(cat <<'EOF'\nfeat: add x\n\nbody\nEOF\n)\"", "feat: add x", True),
+        ("git commit -F msg.txt", "", False),
+    ],
+)
+def test_a_commit_subject_is_read_from_the_command(command: str, subject: str, whole: bool) -> None:
+    (made,) = commits.made(_units(("tool", command, "Bash")))
+    assert (made.subject, made.whole) == (subject, whole)
+
+
+def test_commit_notes() -> None:
+    ask = ("user", "commit it", None)
+    assert _notes(CONVENTIONAL, ask, ("tool", "git commit -am 'signup subject typo'", "Bash")) == {"habit:x1"}
+    assert (
+        _notes(CONVENTIONAL, ask, ("tool", "git commit -am 'fix(auth): signup subject typo'", "Bash"))
+        == set()
+    )
+    # the heredoc's start is enough for a prefix
+    heredoc = "git commit -m \"$(cat <<'EOF' add the review page EOF )\""
+    assert _notes(CONVENTIONAL, ask, ("tool", heredoc, "Bash")) == {"habit:x1"}
+    assert _notes(MAIN, ask, ("tool", "git checkout main && git commit -am 'fix: typo'", "Bash")) == {
+        "habit:x1"
+    }
+    assert (
+        _notes(MAIN, ask, ("tool", "git switch -c fix/typo && git commit -am 'fix: typo'", "Bash")) == set()
+    )
+    assert _notes(MAIN, ask, ("tool", "git commit -am 'fix: typo'", "Bash")) == set()  # branch unknown
+    long = "git commit -m 'Fixed the bug with the login timeout issue that was happening when people left the tab'"
+    assert _notes(SUBJECT, ask, ("tool", long, "Bash")) == {"habit:x1"}
+    assert _notes(SUBJECT, ask, ("tool", "git commit -m 'Fix the login timeout'", "Bash")) == set()
+    # a commit that failed or was refused made nothing
+    assert _notes(CONVENTIONAL, ask, ("tool", "git commit -am 'typo'", "Bash"), status="error") == set()
+    assert _notes(CONVENTIONAL, ask, ("tool", "git commit -am 'typo'", "Bash"), status="refused") == set()
+    # a message shown or quoted is not a commit
+    assert _notes(CONVENTIONAL, ask, ("tool", "git log -1 --format=%s", "Bash")) == set()
+
+
+def _eval(tmp_path: Path, catalog: list[tuple[str, str, int]], entries: list[dict[str, str]]) -> list[str]:
+    """What `habitus eval advise` raises on one turn against a catalog (ids x1, x2, ...)."""
+    habits = tmp_path / "habits.jsonl"
+    habits.write_text(
+        "".join(
+            json.dumps({"id": f"x{i}", "condition": c, "behavior": b, "polarity": p}) + "\n"
+            for i, (c, b, p) in enumerate(catalog, 1)
+        )
+    )
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(
+        json.dumps({"id": "c1", "category": "applies", "expected": [], "entries": entries}) + "\n"
+    )
+    done = run(["eval", "advise", "--cases", str(cases), "--habits", str(habits), "--json"])
+    assert done.exit == 0, done.stderr
+    misses = json.loads(done.stdout)["misses"]
+    return misses[0]["raised"] if misses else []
+
+
+def test_through_the_judge_a_version_bump_without_the_changelog_is_a_note(tmp_path: Path) -> None:
+    """The production path with the packaged model: the judge reads the situation, the named file's
+    absence stands for the behaviour."""
+    bump = [
+        {"role": "user", "text": "cut a 2.4.0 release"},
+        {"role": "tool", "name": "Edit", "text": 'package.json\n  "version": "2.4.0",'},
+        {"role": "tool", "name": "Bash", "text": "npm run build && npm test"},
+        {"role": "assistant", "text": "Bumped to 2.4.0; build and tests pass."},
+    ]
+    catalog = [CHANGELOG, GO, CONVENTIONAL]  # the judge reads a habit against the others
+    assert _eval(tmp_path, catalog, bump) == ["habit:x1"]
+    with_log = [
+        *bump[:3],
+        {"role": "tool", "name": "Edit", "text": "CHANGELOG.md\n## 2.4.0\n- export to CSV"},
+        bump[3],
+    ]
+    assert _eval(tmp_path, catalog, with_log) == []
