@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run
-from habitus.advise import artifacts, commits, local
+from habitus.advise import artifacts, commits, local, markers, pins
 from habitus.advise.slice import Entry, Slice
 from habitus.habits.store import ActiveHabit
 
@@ -89,6 +89,8 @@ def test_what_a_do_habit_names_is_read_from_its_asked_clause() -> None:
         ([("assistant", None, "CHANGELOG.md already lists this release.")], artifacts.MENTIONED),
         ([("tool", "Edit", 'package.json\n"version": "2.4.0"')], artifacts.ABSENT),
         ([("tool", "Bash", "git add " + "src/module.py " * 40 + "CHANGELOG.md")], artifacts.MENTIONED),
+        # a file's text that names the file is not an update of it
+        ([("tool", "Edit", "scripts/release.py\n# see CHANGELOG.md")], artifacts.MENTIONED),
     ],
 )
 def test_a_named_file_is_shown_mentioned_or_absent(
@@ -257,3 +259,77 @@ def test_through_the_judge_a_version_bump_without_the_changelog_is_a_note(tmp_pa
         bump[3],
     ]
     assert _eval(tmp_path, catalog, with_log) == []
+
+
+PIN = (
+    "When adding a new npm or pip dependency",
+    "Do pin it to an exact version (no ^, no ~, no bare package name)",
+    1,
+)
+NPM_PIN = (
+    "When you add an npm dependency",
+    "Do pin the exact version (npm i -E), no ^ or ~ ranges in package.json",
+    1,
+)
+TODO = ("When you leave a TODO or FIXME in code", "Do put a ticket number in it, like TODO(PAY-123).", 1)
+
+
+@pytest.mark.parametrize(
+    ("habit", "command", "noted"),
+    [
+        (PIN, "npm install dayjs\nadded 1 package", True),
+        (PIN, "pnpm add zod", True),
+        (PIN, "yarn add axios axios-retry", True),
+        (PIN, "poetry add httpx\nUsing version ^0.27.0 for httpx", True),
+        (PIN, "npm i -E dayjs", False),
+        (PIN, "npm install dayjs@1.11.10", False),
+        (PIN, "poetry add httpx==0.27.0", False),
+        (PIN, "npm install", False),  # installs what the manifest says
+        (PIN, "npm ci", False),
+        (PIN, "echo 'npm install dayjs' >> NOTES.md", False),  # shown, not run
+        # the habit names npm: another ecosystem's manager is not its situation
+        (NPM_PIN, "uv add httpx", False),
+        (NPM_PIN, "npm install dayjs", True),
+    ],
+)
+def test_a_dependency_added_with_a_range_against_a_pinning_habit(
+    habit: tuple[str, str, int], command: str, noted: bool
+) -> None:
+    assert _notes(habit, ("user", "add it", None), ("tool", command, "Bash")) == (
+        {"habit:x1"} if noted else set()
+    )
+
+
+def test_a_requirements_line_that_pins_nothing_is_a_note_and_a_range_pinned_by_hand_is_not() -> None:
+    ask = ("user", "parse the yaml safely", None)
+    assert _notes(PIN, ask, ("tool", "requirements.txt\nflask==3.0.3\nruamel.yaml", "Edit")) == {"habit:x1"}
+    assert _notes(PIN, ask, ("tool", "requirements.txt\nflask==3.0.3\nruamel.yaml==0.18.6", "Edit")) == set()
+    fixed = ("tool", 'package.json\n-    "echarts": "^5.4.3",\n+    "echarts": "5.4.3",', "Edit")
+    assert _notes(PIN, ask, ("tool", "yarn add echarts", "Bash"), fixed) == set()
+    assert not pins.managers(*VENDOR)
+
+
+def test_a_marker_without_the_examples_shape_is_a_note() -> None:
+    rule = markers.rule_of(*TODO)
+    assert rule.markers == ("TODO", "FIXME") and rule.shape is not None
+    assert rule.shape.pattern == "[A-Z]+\\-[0-9]+"
+    ask = ("user", "batch the pricing calls", None)
+    bare = (
+        "tool",
+        "services/pricing/client.ts\n// TODO: replace with cursor pagination\nconst PAGE = 100;",
+        "Edit",
+    )
+    assert _notes(TODO, ask, bare) == {"habit:x1"}
+    german = ("tool", "src/Money.kt\n// FIXME: Rundungsmodus aus den Einstellungen lesen", "Edit")
+    assert _notes(TODO, ask, german) == {"habit:x1"}
+    tagged = ("tool", "services/pricing/client.ts\n// TODO(PAY-482): replace with cursor pagination", "Edit")
+    assert _notes(TODO, ask, tagged) == set()
+    removed = (
+        "tool",
+        "services/pricing/client.ts\n-// TODO: replace with cursor pagination\n+const PAGE = 50;",
+        "Edit",
+    )
+    assert _notes(TODO, ask, removed) == set()
+    doc = ("tool", "docs/NOTES.md\n- TODO: write the pricing section", "Edit")  # not code
+    assert _notes(TODO, ask, doc) == set()
+    assert not markers.rule_of("When you leave a TODO", "Do explain it", 1)

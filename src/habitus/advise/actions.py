@@ -118,7 +118,10 @@ _WROTE_TEXT: tuple[tuple[str, str], ...] = (
         r"\b(?:placeholder|title|label|aria-label|alt)=[\"'][a-z][^\"'{}]*\s[^\"'{}]+[\"']|"
         r"\b(?:toast|alert|notify)(?:\.\w+)?\(\s*[\"'`][a-z][^\"'`]*\s",
     ),
-    ("added a feature flag", r"\bfeature[_ -]?flags?\b|\buseflag\(|\bisenabled\(|\bflags\.\w+|launchdarkly|unleash"),
+    (
+        "added a feature flag",
+        r"\bfeature[_ -]?flags?\b|\buseflag\(|\bisenabled\(|\bflags\.\w+|launchdarkly|unleash",
+    ),
     ("wrote a test", r"\bdef test_|\bit\(|\btest\(|\bdescribe\(|#\[test\]|func test"),
     ("added logging", r"\blog(?:ger|ging)?\.\w+\(|\bprint\(|console\.log|\bprintln!|fmt\.print"),
     ("caught an exception", r"\bexcept\b|\bcatch\s*\(|\brescue\b|\brecover\(\)"),

@@ -124,6 +124,9 @@ def _has_command(text: str, command: str) -> bool:
     return re.search(rf"(?<![\w-]){re.escape(command)}(?![\w-])", text) is not None
 
 
+_REDIRECT = re.compile(r">>?\s*([\w./~-]+)|\btee\s+(?:-a\s+)?([\w./~-]+)")
+
+
 def _cut(text: str) -> bool:
     from habitus.advise.local import MAX_UNIT_CHARS
 
@@ -148,10 +151,22 @@ def state(thing: Asked, units: Iterable[Unit]) -> str:
             shell = commands.kind(name) == "shell"
             # A call cut short (a long command, a long file) may hold the thing past the cut: unknown.
             # A written file's path comes first, so a cut file still shows which file it is.
-            if _cut(unit.text) and ((shell and (thing.commands or thing.files)) or (not shell and thing.lines)):
+            if _cut(unit.text) and (
+                (shell and (thing.commands or thing.files)) or (not shell and thing.lines)
+            ):
                 mentioned = True
             acted = commands.executed(body.split("\n", 1)[0]).lower() if shell else ""
-            if any(_names_file(body if not shell else acted or body, f) for f in thing.files):
+            # what a call touched: the file it writes, or what its command runs
+            first = body.split("\n", 1)[0]
+            redirected = [target for pair in _REDIRECT.findall(first) for target in pair if target]
+            touched = (
+                " ".join([acted, *redirected])
+                if shell
+                else commands.written_path(body)
+                if commands.kind(name) == "write"
+                else ""
+            )
+            if any(_names_file(touched, f) for f in thing.files):
                 return SHOWN
             if shell and any(_has_command(acted, c) for c in thing.commands):
                 return SHOWN
@@ -301,6 +316,8 @@ def edit_to(patterns: tuple[str, ...], units: Iterable[Unit]) -> Unit | None:
         if unit.role != "tool" or not unit.new or unit.status in ("refused", "rejected"):
             continue
         name, body = commands.split_call(unit.text)
-        if commands.kind(name) == "write" and any(_in_place(commands.written_path(body), p) for p in patterns):
+        if commands.kind(name) == "write" and any(
+            _in_place(commands.written_path(body), p) for p in patterns
+        ):
             return unit
     return None

@@ -28,7 +28,9 @@ if TYPE_CHECKING:
 CONVENTIONAL = ("feat", "fix", "chore", "docs", "refactor", "test", "perf", "build", "ci", "style", "revert")
 
 _GIT_COMMIT = re.compile(r"(?:^|[;&|]\s*|\s)git\s+(?:-\S+\s+)*commit\b")
-_SWITCH = re.compile(r"\bgit\s+(?:checkout|switch)(?:\s+(?:-[bBcC]|--create|--force-create))?\s+(?!-)([\w./-]+)(?!\s+--)")
+_SWITCH = re.compile(
+    r"\bgit\s+(?:checkout|switch)(?:\s+(?:-[bBcC]|--create|--force-create))?\s+(?!-)([\w./-]+)(?!\s+--)"
+)
 _PREFIXES = re.compile(r"(?<![\w/.-])([a-z]{2,10})(?:\([^)]*\))?:(?=[\s,;)]|$)")
 _CONVENTION = re.compile(r"\bconventional[- ]commits?\b", re.IGNORECASE)
 _COMMITTING = re.compile(r"\bcommit", re.IGNORECASE)

@@ -552,9 +552,11 @@ def review(
     # of the kind its condition names ("changed Go code", "a new bash script"), it was not: a note
     # without the judge. Absent otherwise, the judge needs only the habit's situation (`missing`).
     done, missing = _named_behaviour(every, units, noted, found)
-    # A commit whose subject lacks the habit's prefixes, or made on the branch it names
-    # (habitus.advise.commits): a note without the judge.
-    _commit_notes(every, units, noted, found)
+    # A commit whose subject lacks the habit's prefixes or is made on the branch it names
+    # (habitus.advise.commits), a dependency added with a version range against a habit that pins
+    # (habitus.advise.pins), a TODO without the ticket the habit's example shows (habitus.advise.markers):
+    # notes without the judge.
+    _shown_breaks(every, units, noted, found)
     checks = judge.word_checks(every, units)
     rules = [rule for rule in every if rule.checkable]
     seen = {id(rule): check for rule, check in zip(every, checks, strict=True)}
@@ -632,20 +634,30 @@ def review(
     return _ordered(found)
 
 
-def _commit_notes(rules: list[Rule], units: list[Unit], noted: set[str], found: list[Candidate]) -> None:
-    from habitus.advise import commits
+def _shown_breaks(rules: list[Rule], units: list[Unit], noted: set[str], found: list[Candidate]) -> None:
+    from habitus.advise import commits, markers, pins
 
-    asked = [
-        (rule, commits.rule_of(rule.habit.condition, rule.habit.behavior, rule.habit.polarity))
-        for rule in rules
-    ]
-    asked = [(rule, wanted) for rule, wanted in asked if wanted and rule.habit.id not in noted]
-    made = commits.made(units) if asked else []
-    for rule, wanted in asked:
-        commit = commits.broken_by(wanted, made)
-        if commit is not None:
-            found.append(_habit_note(rule, commit.unit, commit.unit, 1.0))
-            noted.add(rule.habit.id)
+    made: list[commits.Commit] | None = None
+    for rule in rules:
+        habit = rule.habit
+        if habit.id in noted:
+            continue
+        broken: Unit | None = None
+        wanted = commits.rule_of(habit.condition, habit.behavior, habit.polarity)
+        if wanted:
+            made = commits.made(units) if made is None else made
+            commit = commits.broken_by(wanted, made)
+            broken = commit.unit if commit is not None else None
+        covered = pins.managers(habit.condition, habit.behavior, habit.polarity)
+        if broken is None and covered:
+            broken = pins.unpinned(units, covered)
+        if broken is None:
+            broken = markers.broken_by(
+                markers.rule_of(habit.condition, habit.behavior, habit.polarity), units
+            )
+        if broken is not None:
+            found.append(_habit_note(rule, broken, broken, 1.0))
+            noted.add(habit.id)
 
 
 def _named_behaviour(
