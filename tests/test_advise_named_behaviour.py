@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run
-from habitus.advise import artifacts, commits, local, markers, pins
+from habitus.advise import artifacts, commits, local, markers, pins, written_code
 from habitus.advise.slice import Entry, Slice
 from habitus.habits.store import ActiveHabit
 
@@ -333,3 +333,74 @@ def test_a_marker_without_the_examples_shape_is_a_note() -> None:
     doc = ("tool", "docs/NOTES.md\n- TODO: write the pricing section", "Edit")  # not code
     assert _notes(TODO, ask, doc) == set()
     assert not markers.rule_of("When you leave a TODO", "Do explain it", 1)
+
+
+SQL = (
+    "When writing SQL in application code",
+    "Do not build queries with string formatting or concatenation",
+    -1,
+)
+LOGS = (
+    "When adding log lines",
+    "Do not log secrets or personal data (tokens, passwords, API keys, emails)",
+    -1,
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "noted"),
+    [
+        ("cur = conn.execute(f\"SELECT id FROM products WHERE name ILIKE '%{term}%'\")", True),
+        (
+            'const { rows } = await pool.query("SELECT id FROM customers WHERE city = \'" + city + "\'");',
+            True,
+        ),
+        ("q := fmt.Sprintf(\"SELECT id, total FROM orders WHERE no = '%s'\", no)", True),
+        ('String sql = "SELECT * FROM orders WHERE user_id = " + userId;', True),
+        ("cur.execute(\"DELETE FROM sessions WHERE id = '%s'\" % sid)", True),
+        # bound parameters, a value wrapped in Python, a sort column from an allow-list: not built
+        (
+            "rows = db.execute('SELECT id FROM products WHERE name ILIKE %s', (f'%{name}%',)).fetchall()",
+            False,
+        ),
+        ("sql = f'SELECT * FROM reports WHERE created_at >= %s ORDER BY {col} DESC'", False),
+        ("const { rows } = await pool.query('SELECT id FROM users WHERE id = $1', [id]);", False),
+        ('log.info(f"loaded {n} rows")', False),
+    ],
+)
+def test_sql_built_from_strings(line: str, noted: bool) -> None:
+    edit = ("tool", f"app/repo.py\n{line}", "Edit")
+    assert _notes(SQL, ("user", "add the search", None), edit) == ({"habit:x1"} if noted else set())
+
+
+@pytest.mark.parametrize(
+    ("line", "noted"),
+    [
+        ("logger.info('password reset mail sent to %s (token=%s)', user.email, token)", True),
+        ("log.warn(`login failed for ${body.email} with password ${body.password}`);", True),
+        ("logger.info('charge', { customer: input.customerEmail, card: input.card.number });", True),
+        ("log.debug('mapbox request q=%s token=%s', query, MAPBOX_TOKEN)", True),
+        # the words only in the message, an id, a masked or reduced value: not the value
+        ("logger.info('token refreshed for user %s', user.id)", False),
+        ("logger.warn('login failed', { userId: user.id, emailDomain: email.split('@')[1] });", False),
+        ("logger.info('reset sent to %s', mask_email(user.email))", False),
+        ("send_mail(to=user.email, context={'token': token})", False),  # not a logging call
+    ],
+)
+def test_a_secret_or_personal_value_logged(line: str, noted: bool) -> None:
+    edit = ("tool", f"app/auth.py\n{line}", "Edit")
+    assert _notes(LOGS, ("user", "add logging", None), edit) == ({"habit:x1"} if noted else set())
+
+
+def test_which_habits_the_code_readers_serve() -> None:
+    assert written_code.avoids_built_sql(*SQL)
+    assert not written_code.avoids_built_sql("When writing SQL", "Do run EXPLAIN on it", 1)
+    assert {"email", "token", "password", "apikey"} <= written_code.avoided_in_logs(*LOGS)
+    # the values may be named in the condition
+    named = (
+        "When adding a log line that includes user data (emails, phone numbers)",
+        "Do not log the raw value",
+        -1,
+    )
+    assert {"email", "phone"} <= written_code.avoided_in_logs(*named)
+    assert not written_code.avoided_in_logs("When adding logging", "Do not use print; use the logger", -1)

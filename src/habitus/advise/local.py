@@ -554,8 +554,8 @@ def review(
     done, missing = _named_behaviour(every, units, noted, found)
     # A commit whose subject lacks the habit's prefixes or is made on the branch it names
     # (habitus.advise.commits), a dependency added with a version range against a habit that pins
-    # (habitus.advise.pins), a TODO without the ticket the habit's example shows (habitus.advise.markers):
-    # notes without the judge.
+    # (habitus.advise.pins), a TODO without the ticket the habit's example shows (habitus.advise.markers),
+    # SQL built from strings or a secret logged (habitus.advise.written_code): notes without the judge.
     _shown_breaks(every, units, noted, found)
     checks = judge.word_checks(every, units)
     rules = [rule for rule in every if rule.checkable]
@@ -635,7 +635,7 @@ def review(
 
 
 def _shown_breaks(rules: list[Rule], units: list[Unit], noted: set[str], found: list[Candidate]) -> None:
-    from habitus.advise import commits, markers, pins
+    from habitus.advise import commits, markers, pins, written_code
 
     made: list[commits.Commit] | None = None
     for rule in rules:
@@ -655,6 +655,11 @@ def _shown_breaks(rules: list[Rule], units: list[Unit], noted: set[str], found: 
             broken = markers.broken_by(
                 markers.rule_of(habit.condition, habit.behavior, habit.polarity), units
             )
+        if broken is None and written_code.avoids_built_sql(habit.condition, habit.behavior, habit.polarity):
+            broken = written_code.built_sql(units)
+        if broken is None:
+            words = written_code.avoided_in_logs(habit.condition, habit.behavior, habit.polarity)
+            broken = written_code.logged(words, units)
         if broken is not None:
             found.append(_habit_note(rule, broken, broken, 1.0))
             noted.add(habit.id)
