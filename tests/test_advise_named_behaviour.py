@@ -304,6 +304,9 @@ def test_a_requirements_line_that_pins_nothing_is_a_note_and_a_range_pinned_by_h
     ask = ("user", "parse the yaml safely", None)
     assert _notes(PIN, ask, ("tool", "requirements.txt\nflask==3.0.3\nruamel.yaml", "Edit")) == {"habit:x1"}
     assert _notes(PIN, ask, ("tool", "requirements.txt\nflask==3.0.3\nruamel.yaml==0.18.6", "Edit")) == set()
+    # as a transcript keeps it: the file's lines joined
+    assert _notes(PIN, ask, ("tool", "requirements.txt flask==3.0.3 ruamel.yaml", "Edit")) == {"habit:x1"}
+    assert _notes(PIN, ask, ("tool", "requirements.txt flask==3.0.3 ruamel.yaml==0.18.6", "Edit")) == set()
     fixed = ("tool", 'package.json\n-    "echarts": "^5.4.3",\n+    "echarts": "5.4.3",', "Edit")
     assert _notes(PIN, ask, ("tool", "yarn add echarts", "Bash"), fixed) == set()
     assert not pins.managers(*VENDOR)
@@ -404,3 +407,17 @@ def test_which_habits_the_code_readers_serve() -> None:
     )
     assert {"email", "phone"} <= written_code.avoided_in_logs(*named)
     assert not written_code.avoided_in_logs("When adding logging", "Do not use print; use the logger", -1)
+
+
+def test_the_code_readers_read_a_file_joined_into_one_line_as_a_transcript_keeps_it() -> None:
+    """A Claude Code transcript's tool detail is the file's path and text with whitespace joined: a
+    logging call's arguments end at its parenthesis, a diff-less literal is still read."""
+    joined = "app/auth.py def refresh(user): logger.info('refreshing') token = make_token(user) return token"
+    assert _notes(LOGS, ("user", "refresh it", None), ("tool", joined, "Edit")) == set()
+    leaked = "app/auth.py def refresh(user): logger.info('refreshing %s', user.email) return make_token(user)"
+    assert _notes(LOGS, ("user", "refresh it", None), ("tool", leaked, "Edit")) == {"habit:x1"}
+    sql = "app/repo.py def find(conn, term): return conn.execute(f\"SELECT id FROM items WHERE name = '{term}'\")"
+    assert _notes(SQL, ("user", "search", None), ("tool", sql, "Edit")) == {"habit:x1"}
+    # a diff's added lines: the marker is not a `+` of concatenation
+    diff = 'admin/q.py\n+    cur.execute(\n+        "SELECT id FROM orders "\n+        "WHERE customer_id = %s", (cid,))'
+    assert _notes(SQL, ("user", "add the query", None), ("tool", diff, "Edit")) == set()

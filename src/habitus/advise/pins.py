@@ -118,7 +118,9 @@ def _bare_requirement(body: str) -> bool:
     path = commands.written_path(body)
     if not _REQUIREMENTS.search(path.lower()):
         return False
-    for line in body[len(path) :].splitlines():
+    text = body[len(path) :]
+    # one line where a transcript joined the file's lines: a requirement is a word then
+    for line in text.splitlines() if "\n" in text.strip() else text.split():
         line = line.strip()
         if line.startswith("+") and not line.startswith("++"):
             line = line[1:].strip()

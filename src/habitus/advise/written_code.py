@@ -93,10 +93,13 @@ def _code_lines(units: Iterable[Unit]) -> Iterable[tuple[Unit, str]]:
         name, _ = commands.split_call(unit.text)
         if commands.kind(name) != "write":
             continue
-        for line in commands.editing_text(unit.text).splitlines()[1:]:
+        text = commands.editing_text(unit.text)
+        path = commands.written_path(text)
+        # the file's text after its path (one line where a transcript joined the file's lines)
+        for line in text[text.find(path) + len(path) :].splitlines():
             if line.startswith("-") and not line.startswith("--"):
                 continue  # a diff's removed line
-            yield unit, line
+            yield unit, line[1:] if line.startswith("+") and not line.startswith("++") else line
 
 
 _LITERAL = re.compile(r"(?P<prefix>\b[fFrRbB]{1,2})?(?P<q>[\"'`])(?P<body>(?:\\.|(?!(?P=q)).)*)(?P=q)")
@@ -156,6 +159,29 @@ def _sensitive(code: str, words: frozenset[str]) -> bool:
     return False
 
 
+def _arguments(text: str, start: int) -> str:
+    """The text of a call's arguments from just after its "(" to the matching ")" (a transcript joins a
+    file's lines into one, so what follows the call is other code)."""
+    depth, quote, i = 1, "", start
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "\"'`":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                return text[start:i]
+        i += 1
+    return text[start:]
+
+
 def logged(words: frozenset[str], units: Iterable[Unit]) -> Unit | None:
     """The first new tool call that writes a logging call whose arguments use a value named by
     `words` (`avoided_in_logs`), unmasked; words inside the message's text do not count, an
@@ -166,7 +192,7 @@ def logged(words: frozenset[str], units: Iterable[Unit]) -> Unit | None:
         call = _LOG_CALL.search(line)
         if call is None:
             continue
-        args = line[call.end() :]
+        args = _arguments(line, call.end())
         if _MASKED.search(args):
             continue
         interpolated = " ".join(
