@@ -421,3 +421,63 @@ def test_the_code_readers_read_a_file_joined_into_one_line_as_a_transcript_keeps
     # a diff's added lines: the marker is not a `+` of concatenation
     diff = 'admin/q.py\n+    cur.execute(\n+        "SELECT id FROM orders "\n+        "WHERE customer_id = %s", (cid,))'
     assert _notes(SQL, ("user", "add the query", None), ("tool", diff, "Edit")) == set()
+
+
+def _repo(tmp_path: Path, head: str) -> Path:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "HEAD").write_text(head)
+    (repo / "src").mkdir()
+    return repo
+
+
+def test_the_checked_out_branch_is_read_from_the_repository(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, "ref: refs/heads/main\n")
+    assert commits.head_branch(str(repo)) == "main"
+    assert commits.head_branch(str(repo / "src")) == "main"  # from a subfolder
+    assert commits.head_branch(str(tmp_path / "elsewhere")) is None
+    assert commits.head_branch(None) is None
+    (repo / ".git" / "HEAD").write_text("4b825dc642cb6eb9a060e54bf8d69288fbee4904\n")
+    assert commits.head_branch(str(repo)) is None  # detached
+    (repo / ".git" / "HEAD").write_bytes(b"\xff\xfe")
+    assert commits.head_branch(str(repo)) is None  # unreadable: nothing guessed
+    # a linked worktree: .git is a file pointing at its git folder
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    gitdir = repo / ".git" / "worktrees" / "tree"
+    gitdir.mkdir(parents=True)
+    (gitdir / "HEAD").write_text("ref: refs/heads/fix/typo\n")
+    (tree / ".git").write_text(f"gitdir: {gitdir}\n")
+    assert commits.head_branch(str(tree)) == "fix/typo"
+
+
+def test_a_commit_is_on_the_branch_checked_out_unless_the_turn_switched() -> None:
+    def branches(*commands: str) -> list[str | None]:
+        return [c.branch for c in commits.made(_units(*[("tool", c, "Bash") for c in commands]), "main")]
+
+    assert branches("git commit -am 'fix: typo'") == ["main"]
+    assert branches("git switch -c fix/typo && git commit -am 'fix: typo'") == ["fix/typo"]
+    # made before a switch: on the branch the turn started on, which nothing shows
+    assert branches("git commit -am 'wip'", "git checkout main") == [None]
+    assert branches("git commit -am 'a' && git checkout -b x && git commit -am 'b'") == [None, "x"]
+
+
+def test_a_commit_on_main_in_a_real_review(tmp_path: Path, state_root: Path) -> None:
+    """The review a hook runs: the session's cwd is a repository on main, the agent commits there."""
+    from advise_helpers import declare, enable
+    from habitus.advise import review
+    from habitus.harness.transcripts import ToolUse, Turn
+    from habitus.state.root import StateRoot
+
+    enable(state_root)
+    habit = declare(MAIN[0], MAIN[1], MAIN[2])
+    repo = _repo(tmp_path, "ref: refs/heads/main\n")
+
+    def reviewed(session: str, command: str) -> dict | None:
+        turn = Turn(user="commit it", assistant="Committed.", tools=[ToolUse("Bash", detail=command)])
+        source = review.Source(session, turns=[turn], cwd=str(repo))
+        return review.run(StateRoot(state_root), source, wait=5, route=lambda _: "result").note
+
+    note = reviewed("s1", "git add -A && git commit -m 'fix: typo'")
+    assert note is not None and note["habit"] == habit
+    assert reviewed("s2", "git switch -c fix/typo && git commit -m 'fix: typo'") is None

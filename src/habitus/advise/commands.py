@@ -146,7 +146,7 @@ def is_doc(path: str) -> bool:
 _PIECE = re.compile(r"'[^']*'?|\"(?:[^\"\\]|\\.)*\"?|&&|\|\||[;|\n]|[^'\"&|;\n]+|&")
 
 
-def _segments(command: str) -> list[str]:
+def segments(command: str) -> list[str]:
     """The command split at unquoted `&&`, `||`, `;`, `|` and newlines."""
     out: list[str] = []
     current: list[str] = []
@@ -170,13 +170,13 @@ def executed(command: str) -> str:
     """The parts of a shell command that run (see the module doc), joined by " ; "."""
 
     def heredoc(match: re.Match[str]) -> str:
-        before = _segments(command[: match.start()])
+        before = segments(command[: match.start()])
         program, _ = _program(before[-1] if before else "")
         return match.group(0) if program in RUNNERS or program in _INTERPRETERS else " "
 
     command = _HEREDOC.sub(heredoc, command)
     kept: list[str] = []
-    for segment in _segments(command):
+    for segment in segments(command):
         program, rest = _program(segment)
         if not program or program.startswith("#") or program in TEXT_PROGRAMS:
             continue

@@ -15,9 +15,11 @@ turn switched to before it; a call that never ran (refused, rejected) or failed 
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -86,13 +88,42 @@ def _message(command: str, rest: str) -> tuple[str, bool]:
     return (lines[0].strip() if lines else ""), True
 
 
-def made(units: Iterable[Unit]) -> list[Commit]:
+def head_branch(cwd: str | None) -> str | None:
+    """The branch checked out in the repository at or above `cwd` (its `.git/HEAD`, or a worktree's),
+    or None: no repository, a detached HEAD, anything unreadable."""
+    if not cwd:
+        return None
+    here = os.path.abspath(cwd)
+    for folder in (here, *(str(p) for p in Path(here).parents)):
+        dot_git = os.path.join(folder, ".git")
+        if not os.path.lexists(dot_git):
+            continue
+        try:
+            if os.path.isdir(dot_git):
+                head = os.path.join(dot_git, "HEAD")
+            else:  # a worktree or submodule: "gitdir: <path>"
+                with open(dot_git, encoding="utf-8") as handle:
+                    pointer = handle.read(4096).strip()
+                if not pointer.startswith("gitdir:"):
+                    return None
+                head = os.path.join(folder, pointer[len("gitdir:") :].strip(), "HEAD")
+            with open(head, encoding="utf-8") as handle:
+                text = handle.read(1024).strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+        return text[len("ref: refs/heads/") :] if text.startswith("ref: refs/heads/") else None
+    return None
+
+
+def made(units: Iterable[Unit], head: str | None = None) -> list[Commit]:
     """The commits the new shell calls of a turn made, in order: what a call runs is its first line
-    (a transcript keeps the command, not its output), on the branch the turn switched to before."""
+    (a transcript keeps the command, not its output), on the branch the turn switched to before, else,
+    with no switch after it, on `head` (the branch checked out when the turn ended: `head_branch`)."""
     from habitus.advise import commands
 
     out: list[Commit] = []
-    branch: str | None = None
+    branch: str | None = None  # what a switch of this turn checked out
+    settled = 0  # the commits before out[settled] were made before a switch: on a branch not known
     for unit in units:
         if unit.role != "tool" or unit.status in ("refused", "rejected"):
             continue
@@ -100,15 +131,14 @@ def made(units: Iterable[Unit]) -> list[Commit]:
         if commands.kind(name) != "shell":
             continue
         command, _, rest = body.partition("\n")
-        switched = _SWITCH.findall(command)
-        if unit.new and unit.status != "error" and _GIT_COMMIT.search(command):
-            at = _GIT_COMMIT.search(command)
-            before = switched and command.find(switched[-1]) < (at.start() if at else 0)
-            subject, whole = _message(command[at.start() :] if at else command, rest)
-            out.append(Commit(switched[-1] if before else branch, subject, whole, unit))
-        if switched:
-            branch = switched[-1]
-    return out
+        for segment in commands.segments(command):
+            switched = _SWITCH.findall(segment)
+            if switched:
+                branch, settled = switched[-1], len(out)
+            elif unit.new and unit.status != "error" and (at := _GIT_COMMIT.search(segment)) is not None:
+                subject, whole = _message(segment[at.start() :], rest)
+                out.append(Commit(branch, subject, whole, unit))
+    return [c._replace(branch=head) if i >= settled and c.branch is None else c for i, c in enumerate(out)]
 
 
 class CommitRule(NamedTuple):

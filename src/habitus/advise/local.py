@@ -556,7 +556,7 @@ def review(
     # (habitus.advise.commits), a dependency added with a version range against a habit that pins
     # (habitus.advise.pins), a TODO without the ticket the habit's example shows (habitus.advise.markers),
     # SQL built from strings or a secret logged (habitus.advise.written_code): notes without the judge.
-    _shown_breaks(every, units, noted, found)
+    _shown_breaks(every, units, noted, found, s.branch)
     checks = judge.word_checks(every, units)
     rules = [rule for rule in every if rule.checkable]
     seen = {id(rule): check for rule, check in zip(every, checks, strict=True)}
@@ -634,7 +634,9 @@ def review(
     return _ordered(found)
 
 
-def _shown_breaks(rules: list[Rule], units: list[Unit], noted: set[str], found: list[Candidate]) -> None:
+def _shown_breaks(
+    rules: list[Rule], units: list[Unit], noted: set[str], found: list[Candidate], branch: str | None
+) -> None:
     from habitus.advise import commits, markers, pins, written_code
 
     made: list[commits.Commit] | None = None
@@ -645,7 +647,7 @@ def _shown_breaks(rules: list[Rule], units: list[Unit], noted: set[str], found: 
         broken: Unit | None = None
         wanted = commits.rule_of(habit.condition, habit.behavior, habit.polarity)
         if wanted:
-            made = commits.made(units) if made is None else made
+            made = commits.made(units, branch) if made is None else made
             commit = commits.broken_by(wanted, made)
             broken = commit.unit if commit is not None else None
         covered = pins.managers(habit.condition, habit.behavior, habit.polarity)

@@ -126,7 +126,7 @@ def run(
     reply cannot block (no model reviewer, no blocker of the law routed to "block" in the new work) is
     handed to `defer` whole, to run after the answer is out: its note waits for the next prompt in
     either case, and the judge's embeddings are most of a turn's end (outcome reason "deferred")."""
-    from habitus.advise import local, mutes, policy, protect, slice
+    from habitus.advise import commits, local, mutes, policy, protect, slice
     from habitus.habits.store import Ledger
     from habitus.state import config
 
@@ -175,6 +175,7 @@ def run(
         )
         s = slice.build(context_turns, new_turns, rules.max_slice_chars, protection)
         s.skipped_bytes = skipped
+        s.branch = commits.head_branch(source.cwd)
         outcome.slice = s.summary()
         if not s.has_new:
             outcome.reason = "no_new_work"

@@ -59,6 +59,7 @@ class Slice:
     withheld: int = 0
     truncated: bool = False
     skipped_bytes: int = 0
+    branch: str | None = None  # the branch checked out when the work ended (habitus.advise.commits)
 
     @property
     def has_new(self) -> bool:
