@@ -249,9 +249,9 @@ class Session:
 
     # -- one turn --------------------------------------------------------------------------------------
 
-    def command(self, prompt: str) -> list[str]:
+    def command(self, prompt: str, claude_args: tuple[str, ...] = ()) -> list[str]:
         if self.name == "claude":
-            return [*self.argv, "-p", prompt, "--allowedTools", "Read"]
+            return [*self.argv, "-p", prompt, "--allowedTools", "Read", *claude_args]
         if self.name == "codex":
             return [*self.argv, "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust", prompt]
         if self.name == "gemini":
@@ -259,10 +259,10 @@ class Session:
         extension = ["-e", str(PI_EXTENSION)] if self.hooks else []
         return [*self.argv, "-p", prompt, "--provider", "fake", "--model", "fake", *extension]
 
-    def run(self, prompt: str, *, timeout: float = 120) -> Turn:
+    def run(self, prompt: str, *, timeout: float = 120, claude_args: tuple[str, ...] = ()) -> Turn:
         started = time.monotonic()
         done = subprocess.run(
-            self.command(prompt),
+            self.command(prompt, claude_args),
             cwd=self.cwd,
             env=self.env(),
             stdin=subprocess.DEVNULL,

@@ -10,7 +10,8 @@ It speaks, streamed as each client expects:
 
 Every request is recorded (path, headers, parsed body). The script is one rule, the same in every
 protocol: when the conversation already holds a tool result, answer `answer` (a text); else when the
-last user text contains `TOOL_TRIGGER`, ask for one tool call that reads `notes.txt`; else answer.
+last user text contains `TOOL_TRIGGER`, ask for one tool call that reads `notes.txt` (or, for Claude Code
+with `command`, one that runs it in Bash); else answer.
 Side calls (Claude's title or quota probes, Gemini's routing) get the same rule, so nothing needs to
 know which call is which.
 
@@ -58,9 +59,10 @@ class Seen:
 class FakeModel:
     """A threaded HTTP server on 127.0.0.1; `url` is its base (no path)."""
 
-    def __init__(self, answer: str = ANSWER, *, notes_path: str = NOTES) -> None:
+    def __init__(self, answer: str = ANSWER, *, notes_path: str = NOTES, command: str | None = None) -> None:
         self.answer = answer
         self.notes_path = notes_path
+        self.command = command  # Anthropic only: ask for this shell command instead of the read
         self.requests: list[Seen] = []
         self.delay_s = 0.0
         self._lock = threading.Lock()
@@ -233,6 +235,13 @@ class FakeModel:
         users = [m for m in messages if m.get("role") == "user"]
         if not users or not self._wants_tool(_text_of(users[-1].get("content")), has_result):
             return None
+        if self.command is not None:
+            return {
+                "type": "tool_use",
+                "id": "toolu_fake1",
+                "name": "Bash",
+                "input": {"command": self.command},
+            }
         name, arg = READ_TOOL["anthropic"]
         return {"type": "tool_use", "id": "toolu_fake1", "name": name, "input": {arg: self.notes_path}}
 
