@@ -56,6 +56,7 @@ _ECOSYSTEMS: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
     (re.compile(r"\b(?:cargo|rust|crates?)\b", re.I), frozenset({"cargo"})),
 )
 _MANIFEST = re.compile(r"(?:^|/)(?:package\.json|pyproject\.toml|cargo\.toml)$")
+_SOURCES = word_set("file link portal workspace git git+https git+ssh github gitlab npm http https")
 _REQUIREMENTS = re.compile(r"(?:^|/)(?:requirements[\w.-]*|constraints[\w.-]*)\.(?:txt|in)$")
 
 
@@ -103,9 +104,9 @@ def _ranged_add(command: str, covered: frozenset[str]) -> bool:
                 skip = True
             elif not word.startswith("-"):
                 specs.append(word)
-        if any(
-            not _exact(words[0], spec) for spec in specs if not spec.startswith((".", "/", "git+", "file:"))
-        ):
+        # a local or a git source ("./pkg", "file:../pkg", "git+https://...", "workspace:*") has no range
+        registry = [s for s in specs if not s.startswith((".", "/")) and s.partition(":")[0] not in _SOURCES]
+        if any(not _exact(words[0], spec) for spec in registry):
             return True
     return False
 
