@@ -26,6 +26,13 @@ comes first: a missed concern costs less than a wrong one (users of earlier advi
   very action. A word matches as a stem, a token prefix ("backups", "test_export") or, for "test", a
   test runner's name.
 
+Named behaviour. Before the word checks and the judge, what a habit names is read in the turn's tool
+calls, the same readers for every habit: a file, command or line it asks for and the files it says not
+to edit (habitus.advise.artifacts), its commit convention and the branch commits were made on
+(habitus.advise.commits), a version pin (habitus.advise.pins), a marker's shape (habitus.advise.markers),
+SQL built from strings and values logged (habitus.advise.written_code). A named thing shown means the
+behaviour was done (no note from the word checks or the judge); a break they read is a note as it stands.
+
 Meaning. The word checks above only see a condition's own words. The semantic judge
 (habitus.advise.judge) also reads each habit against a bounded set of the slice's units with the
 multilingual embedder: is its situation there, and does the work show its behaviour? A trained scorer
