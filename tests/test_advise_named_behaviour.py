@@ -221,6 +221,14 @@ def test_commit_notes() -> None:
     assert _notes(CONVENTIONAL, ask, ("tool", "git commit -am 'typo'", "Bash"), status="refused") == set()
     # a message shown or quoted is not a commit
     assert _notes(CONVENTIONAL, ask, ("tool", "git log -1 --format=%s", "Bash")) == set()
+    # a call cut before its message ends says nothing of the message (Codex's exec, 400 characters)
+    cut = (
+        "git add " + "docs/implementation.md " * 16 + "&& git commit -m 'docs(token-exchange): clarify usage'"
+    )
+    assert _notes(CONVENTIONAL, ask, ("tool", cut, "Bash")) == set()
+    # quoted once more inside a tool's own code
+    js = 'const r = await tools.exec_command({"cmd":"git commit -m \\"fix(auth): x\\""})'
+    assert _notes(CONVENTIONAL, ask, ("tool", js, "exec")) == set()
 
 
 def _eval(tmp_path: Path, catalog: list[tuple[str, str, int]], entries: list[dict[str, str]]) -> list[str]:
@@ -481,3 +489,27 @@ def test_a_commit_on_main_in_a_real_review(tmp_path: Path, state_root: Path) -> 
     note = reviewed("s1", "git add -A && git commit -m 'fix: typo'")
     assert note is not None and note["habit"] == habit
     assert reviewed("s2", "git switch -c fix/typo && git commit -m 'fix: typo'") is None
+
+
+def test_a_codex_patch_names_its_files() -> None:
+    """Codex writes files with apply_patch; a transcript joins the patch's lines into one."""
+    from habitus.advise import commands
+
+    joined = "*** Begin Patch *** Update File: src/app.go @@ -x := 1 +x := 2 *** Add File: CHANGELOG.md +## 2.4.0 *** End Patch"
+    assert commands.written_paths(joined) == ["src/app.go", "CHANGELOG.md"]
+    assert commands.written_path(joined) == "src/app.go" and commands.is_patch(joined)
+    # the judge reads a patch's files in words too
+    from habitus.advise import actions
+
+    assert {"edited the CHANGELOG", "edited source code"} <= set(actions.of(f"apply_patch: {joined}"))
+    # the second file of a patch is an update of it: the habit was followed
+    units = _units(("tool", joined, "apply_patch"))
+    assert artifacts.state(artifacts.asked(CHANGELOG[1], 1), units) == artifacts.SHOWN
+    # a patch of Go code without gofmt: its kind of file is written
+    patch = "*** Begin Patch *** Update File: internal/cache/lru.go @@ -func a() +func b() *** End Patch"
+    assert _notes(GO, ("user", "rename it", None), ("tool", patch, "apply_patch")) == {"habit:x1"}
+    vendored = "*** Begin Patch *** Update File: vendor/github.com/acme/retry/retry.go @@ -a +b *** End Patch"
+    assert _notes(VENDOR, ("user", "fix the retry", None), ("tool", vendored, "apply_patch")) == {"habit:x1"}
+    # a joined patch's removed and added lines cannot be told apart: the code readers do not guess
+    todo = "*** Begin Patch *** Update File: src/a.py @@ -# TODO: drop this +x = 1 *** End Patch"
+    assert _notes(TODO, ("user", "tidy", None), ("tool", todo, "apply_patch")) == set()

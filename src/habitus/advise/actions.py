@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from habitus.advise.commands import kind, running_text, split_call, written_path
+from habitus.advise.commands import kind, running_text, split_call, written_paths
 
 # (what the tool call shows, regex on the lower-cased call) for shell commands that ran.
 _RAN: tuple[tuple[str, str], ...] = (
@@ -149,9 +149,10 @@ def of(tool_text: str) -> list[str]:
     found = kind(name)
     out: list[str] = []
     if found == "write":
-        path = written_path(body)
-        out += [d for d, p in _COMPILED["path"] if p.search(path)]
-        out += [d for d, p in _COMPILED["text"] if p.search(body[len(path) :])]
+        paths = written_paths(body)  # a Codex patch writes several
+        out += [d for d, p in _COMPILED["path"] if any(p.search(path) for path in paths)]
+        first = paths[0] if paths else ""
+        out += [d for d, p in _COMPILED["text"] if p.search(body[body.find(first) + len(first) :])]
     elif found == "read":
         out.append("searched the code" if re.search(r"grep|glob|search", name) else "read a file")
     else:

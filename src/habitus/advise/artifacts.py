@@ -162,7 +162,7 @@ def state(thing: Asked, units: Iterable[Unit]) -> str:
             touched = (
                 " ".join([acted, *redirected])
                 if shell
-                else commands.written_path(body)
+                else " ".join(commands.written_paths(body))
                 if commands.kind(name) == "write"
                 else ""
             )
@@ -267,7 +267,7 @@ def edited_in(place: Where, units: Iterable[Unit], creating: bool = False) -> Un
             continue
         if (place.new or creating) and name.lower().rsplit("__", 1)[-1] not in _CREATING:
             continue
-        if _path_matches(commands.written_path(body), place):
+        if any(_path_matches(path, place) for path in commands.written_paths(body)):
             found = unit
     return found
 
@@ -317,7 +317,7 @@ def edit_to(patterns: tuple[str, ...], units: Iterable[Unit]) -> Unit | None:
             continue
         name, body = commands.split_call(unit.text)
         if commands.kind(name) == "write" and any(
-            _in_place(commands.written_path(body), p) for p in patterns
+            _in_place(path, p) for path in commands.written_paths(body) for p in patterns
         ):
             return unit
     return None

@@ -134,9 +134,28 @@ def split_call(text: str) -> tuple[str, str]:
     return (name, rest) if rest or text.endswith(": ") else ("", text)
 
 
+_PATCH_FILE = re.compile(r"\*\*\* (?:add|update|delete) file: (\S+)", re.IGNORECASE)
+_PATCH = re.compile(r"\s*\*\*\* begin patch\b", re.IGNORECASE)
+
+
+def written_paths(body: str) -> list[str]:
+    """Every path a file-writing call writes: the one it names first ("docs/RELEASING.md - [ ] ..."),
+    or each file of a Codex patch ("*** Begin Patch *** Update File: package.json @@ ...")."""
+    if _PATCH.match(body):
+        return _PATCH_FILE.findall(body)
+    return [body.split(maxsplit=1)[0]] if body.split() else []
+
+
 def written_path(body: str) -> str:
-    """The path a file-writing call names first ("docs/RELEASING.md - [ ] ...")."""
-    return body.split(maxsplit=1)[0] if body.split() else ""
+    """The first path a file-writing call writes (`written_paths`), or ""."""
+    paths = written_paths(body)
+    return paths[0] if paths else ""
+
+
+def is_patch(body: str) -> bool:
+    """A Codex patch whose lines a transcript joined: what it adds and what it removes cannot be told
+    apart."""
+    return _PATCH.match(body) is not None and "\n" not in body.strip()
 
 
 def is_doc(path: str) -> bool:

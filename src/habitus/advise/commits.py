@@ -88,6 +88,12 @@ def _message(command: str, rest: str) -> tuple[str, bool]:
     return (lines[0].strip() if lines else ""), True
 
 
+def _cut(text: str) -> bool:
+    from habitus.advise.local import MAX_UNIT_CHARS
+
+    return len(text) >= MAX_UNIT_CHARS or text.rstrip().endswith("…")
+
+
 def head_branch(cwd: str | None) -> str | None:
     """The branch checked out in the repository at or above `cwd` (its `.git/HEAD`, or a worktree's),
     or None: no repository, a detached HEAD, anything unreadable."""
@@ -131,12 +137,15 @@ def made(units: Iterable[Unit], head: str | None = None) -> list[Commit]:
         if commands.kind(name) != "shell":
             continue
         command, _, rest = body.partition("\n")
-        for segment in commands.segments(command):
+        parts = commands.segments(command)
+        for k, segment in enumerate(parts):
             switched = _SWITCH.findall(segment)
             if switched:
                 branch, settled = switched[-1], len(out)
             elif unit.new and unit.status != "error" and (at := _GIT_COMMIT.search(segment)) is not None:
                 subject, whole = _message(segment[at.start() :], rest)
+                if k == len(parts) - 1 and not rest and _cut(unit.text):
+                    subject, whole = "", False  # the message may run past where the call was cut
                 out.append(Commit(branch, subject, whole, unit))
     return [c._replace(branch=head) if i >= settled and c.branch is None else c for i, c in enumerate(out)]
 
@@ -187,7 +196,8 @@ def broken_by(rule: CommitRule, commits: list[Commit]) -> Commit | None:
         if rule.longest and commit.whole and len(commit.subject) > rule.longest:
             return commit
         if rule.prefixes and commit.subject:
-            head = re.match(r"([a-z]+)(?:\([^)]*\))?!?:", commit.subject)
+            # a message quoted once more inside a tool's own code (`{"cmd": "git commit -m \"fix: x\""}`)
+            head = re.match(r"([a-z]+)(?:\([^)]*\))?!?:", commit.subject.lstrip("\\\"'` "))
             if head is None or head.group(1) not in rule.prefixes:
                 return commit
     return None

@@ -75,8 +75,8 @@ def broken_by(rule: MarkerRule, units: Iterable[Unit]) -> Unit | None:
     for unit in units:
         if unit.role != "tool" or not unit.new or unit.status in ("refused", "rejected"):
             continue
-        name, _ = commands.split_call(unit.text)
-        if commands.kind(name) != "write":
+        name, body = commands.split_call(unit.text)
+        if commands.kind(name) != "write" or commands.is_patch(body):
             continue
         for line in commands.editing_text(unit.text).splitlines():
             if line.startswith("-") and not line.startswith("--"):

@@ -117,9 +117,9 @@ def _bare_requirement(body: str) -> bool:
     from habitus.advise import commands
 
     path = commands.written_path(body)
-    if not _REQUIREMENTS.search(path.lower()):
+    if not _REQUIREMENTS.search(path.lower()) or commands.is_patch(body):
         return False
-    text = body[len(path) :]
+    text = body[body.find(path) + len(path) :]
     # one line where a transcript joined the file's lines: a requirement is a word then
     for line in text.splitlines() if "\n" in text.strip() else text.split():
         line = line.strip()

@@ -90,8 +90,8 @@ def _code_lines(units: Iterable[Unit]) -> Iterable[tuple[Unit, str]]:
     for unit in units:
         if unit.role != "tool" or not unit.new or unit.status in ("refused", "rejected"):
             continue
-        name, _ = commands.split_call(unit.text)
-        if commands.kind(name) != "write":
+        name, body = commands.split_call(unit.text)
+        if commands.kind(name) != "write" or commands.is_patch(body):
             continue
         text = commands.editing_text(unit.text)
         path = commands.written_path(text)
