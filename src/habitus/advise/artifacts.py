@@ -127,17 +127,12 @@ def _has_command(text: str, command: str) -> bool:
 _REDIRECT = re.compile(r">>?\s*([\w./~-]+)|\btee\s+(?:-a\s+)?([\w./~-]+)")
 
 
-def _cut(text: str) -> bool:
-    from habitus.advise.local import MAX_UNIT_CHARS
-
-    return len(text) >= MAX_UNIT_CHARS or text.rstrip().endswith("…")
-
-
 def state(thing: Asked, units: Iterable[Unit]) -> str:
     """SHOWN when a tool call of the turn (new or earlier) touches a named file, runs a named command or
-    writes a named line; MENTIONED when only the agent's prose names one; ABSENT otherwise. A call the
-    user rejected or refused never ran."""
+    writes a named line; MENTIONED when only the agent's prose or a file's text names one, or a call that
+    could hold one was cut short; ABSENT otherwise. A call the user rejected or refused never ran."""
     from habitus.advise import commands
+    from habitus.advise.local import cut_short
 
     mentioned = False
     for unit in units:
@@ -151,7 +146,7 @@ def state(thing: Asked, units: Iterable[Unit]) -> str:
             shell = commands.kind(name) == "shell"
             # A call cut short (a long command, a long file) may hold the thing past the cut: unknown.
             # A written file's path comes first, so a cut file still shows which file it is.
-            if _cut(unit.text) and (
+            if cut_short(unit.text) and (
                 (shell and (thing.commands or thing.files)) or (not shell and thing.lines)
             ):
                 mentioned = True

@@ -88,12 +88,6 @@ def _message(command: str, rest: str) -> tuple[str, bool]:
     return (lines[0].strip() if lines else ""), True
 
 
-def _cut(text: str) -> bool:
-    from habitus.advise.local import MAX_UNIT_CHARS
-
-    return len(text) >= MAX_UNIT_CHARS or text.rstrip().endswith("…")
-
-
 def head_branch(cwd: str | None) -> str | None:
     """The branch checked out in the repository at or above `cwd` (its `.git/HEAD`, or a worktree's),
     or None: no repository, a detached HEAD, anything unreadable."""
@@ -126,6 +120,7 @@ def made(units: Iterable[Unit], head: str | None = None) -> list[Commit]:
     (a transcript keeps the command, not its output), on the branch the turn switched to before, else,
     with no switch after it, on `head` (the branch checked out when the turn ended: `head_branch`)."""
     from habitus.advise import commands
+    from habitus.advise.local import cut_short
 
     out: list[Commit] = []
     branch: str | None = None  # what a switch of this turn checked out
@@ -144,7 +139,7 @@ def made(units: Iterable[Unit], head: str | None = None) -> list[Commit]:
                 branch, settled = switched[-1], len(out)
             elif unit.new and unit.status != "error" and (at := _GIT_COMMIT.search(segment)) is not None:
                 subject, whole = _message(segment[at.start() :], rest)
-                if k == len(parts) - 1 and not rest and _cut(unit.text):
+                if k == len(parts) - 1 and not rest and cut_short(unit.text):
                     subject, whole = "", False  # the message may run past where the call was cut
                 out.append(Commit(branch, subject, whole, unit))
     return [c._replace(branch=head) if i >= settled and c.branch is None else c for i, c in enumerate(out)]

@@ -136,6 +136,12 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\[\"'(`])")
 _USER_SIDE = re.compile(r"\b(?:the user|i|me|my)\b|\basks? (?:you|me)\b|\basked\b", re.IGNORECASE)
 
 
+def cut_short(unit_text: str) -> bool:
+    """Whether a unit's text was cut (at MAX_UNIT_CHARS here, or with an ellipsis where a transcript's
+    tool detail was): what it held past the cut is not known."""
+    return len(unit_text) >= MAX_UNIT_CHARS or unit_text.rstrip().endswith("…")
+
+
 def words(text: str) -> list[str]:
     return [stem(w) for w in _WORD.findall(text.lower()) if w not in STOP_WORDS]
 
