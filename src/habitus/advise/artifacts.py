@@ -254,12 +254,7 @@ def edited_in(place: Where, units: Iterable[Unit], creating: bool = False) -> Un
     from habitus.advise import commands
 
     found = None
-    for unit in units:
-        if unit.role != "tool" or not unit.new or unit.status in ("refused", "rejected"):
-            continue
-        name, body = commands.split_call(unit.text)
-        if commands.kind(name) != "write":
-            continue
+    for unit, name, body in commands.new_calls(units, "write"):
         if (place.new or creating) and name.lower().rsplit("__", 1)[-1] not in _CREATING:
             continue
         if any(_path_matches(path, place) for path in commands.written_paths(body)):
@@ -307,12 +302,7 @@ def edit_to(patterns: tuple[str, ...], units: Iterable[Unit]) -> Unit | None:
     """The first new tool call that writes a file in one of `patterns` (`avoided_paths`), or None."""
     from habitus.advise import commands
 
-    for unit in units:
-        if unit.role != "tool" or not unit.new or unit.status in ("refused", "rejected"):
-            continue
-        name, body = commands.split_call(unit.text)
-        if commands.kind(name) == "write" and any(
-            _in_place(path, p) for path in commands.written_paths(body) for p in patterns
-        ):
+    for unit, _, body in commands.new_calls(units, "write"):
+        if any(_in_place(path, p) for path in commands.written_paths(body) for p in patterns):
             return unit
     return None

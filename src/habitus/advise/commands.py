@@ -13,6 +13,12 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
+    from habitus.advise.local import Unit
 
 # Tools that write or edit files (Claude Code, Codex, Gemini CLI, Pi, Cursor, MCP file servers).
 WRITING_TOOLS = frozenset(
@@ -230,3 +236,30 @@ def editing_text(unit_text: str) -> str:
     if found == "write":
         return "" if is_doc(written_path(body)) else body
     return running_text(unit_text)
+
+
+def new_calls(units: Iterable[Unit], of_kind: str) -> Iterator[tuple[Unit, str, str]]:
+    """The new tool calls of a kind ("write", "shell") that ran, as (unit, tool name, input): a call the
+    user rejected or the harness refused never did (a failed one still did)."""
+    for unit in units:
+        if unit.role != "tool" or not unit.new or unit.status in ("refused", "rejected"):
+            continue
+        name, body = split_call(unit.text)
+        if kind(name) == of_kind:
+            yield unit, name, body
+
+
+def written_lines(units: Iterable[Unit]) -> Iterator[tuple[Unit, str]]:
+    """Each line the new file-writing calls put into code (`editing_text`: not a document), after the
+    file's path, without a diff's removed lines and with its added lines' marker dropped (one line where
+    a transcript joined the file's lines). A patch whose lines were joined is skipped: its added and
+    removed lines cannot be told apart (`is_patch`)."""
+    for unit, _, body in new_calls(units, "write"):
+        if is_patch(body):
+            continue
+        text = editing_text(unit.text)
+        path = written_path(text)
+        for line in text[text.find(path) + len(path) :].splitlines():
+            if line.startswith("-") and not line.startswith("--"):
+                continue  # a diff's removed line
+            yield unit, line[1:] if line.startswith("+") and not line.startswith("++") else line

@@ -72,16 +72,8 @@ def broken_by(rule: MarkerRule, units: Iterable[Unit]) -> Unit | None:
         return None
     assert rule.shape is not None
     markers = re.compile(r"(?:#|//|/\*|--|;|\*)\s*(?:" + "|".join(rule.markers) + r")\b")
-    for unit in units:
-        if unit.role != "tool" or not unit.new or unit.status in ("refused", "rejected"):
-            continue
-        name, body = commands.split_call(unit.text)
-        if commands.kind(name) != "write" or commands.is_patch(body):
-            continue
-        for line in commands.editing_text(unit.text).splitlines():
-            if line.startswith("-") and not line.startswith("--"):
-                continue  # a diff's removed line
-            found = markers.search(line)
-            if found and not rule.shape.search(line[found.start() :]):
-                return unit
+    for unit, line in commands.written_lines(units):
+        found = markers.search(line)
+        if found and not rule.shape.search(line[found.start() :]):
+            return unit
     return None

@@ -175,7 +175,6 @@ def run(
         )
         s = slice.build(context_turns, new_turns, rules.max_slice_chars, protection)
         s.skipped_bytes = skipped
-        s.branch = commits.head_branch(source.cwd)
         outcome.slice = s.summary()
         if not s.has_new:
             outcome.reason = "no_new_work"
@@ -187,6 +186,7 @@ def run(
                     if store.same_cursor(cursor, store.cursor(conn, scope)):
                         store.save_cursor(conn, following)
             return outcome
+        s.branch = commits.head_branch(source.cwd)  # only a review of new work reads it
 
         # -- reviewers (outside any write transaction: they may take a while) -------------------------------
         candidates: list[Candidate] = []

@@ -84,24 +84,6 @@ def avoided_in_logs(condition: str, behaviour: str, polarity: int) -> frozenset[
     return frozenset(words)
 
 
-def _code_lines(units: Iterable[Unit]) -> Iterable[tuple[Unit, str]]:
-    from habitus.advise import commands
-
-    for unit in units:
-        if unit.role != "tool" or not unit.new or unit.status in ("refused", "rejected"):
-            continue
-        name, body = commands.split_call(unit.text)
-        if commands.kind(name) != "write" or commands.is_patch(body):
-            continue
-        text = commands.editing_text(unit.text)
-        path = commands.written_path(text)
-        # the file's text after its path (one line where a transcript joined the file's lines)
-        for line in text[text.find(path) + len(path) :].splitlines():
-            if line.startswith("-") and not line.startswith("--"):
-                continue  # a diff's removed line
-            yield unit, line[1:] if line.startswith("+") and not line.startswith("++") else line
-
-
 _LITERAL = re.compile(r"(?P<prefix>\b[fFrRbB]{1,2})?(?P<q>[\"'`])(?P<body>(?:\\.|(?!(?P=q)).)*)(?P=q)")
 _AFTER_ORDER = re.compile(r"\border\s+by\b", re.IGNORECASE)
 
@@ -132,7 +114,9 @@ def _built(line: str) -> bool:
 
 def built_sql(units: Iterable[Unit]) -> Unit | None:
     """The first new tool call that writes a SQL query built from strings (`_built`), or None."""
-    for unit, line in _code_lines(units):
+    from habitus.advise import commands
+
+    for unit, line in commands.written_lines(units):
         if _built(line):
             return unit
     return None
@@ -186,9 +170,11 @@ def logged(words: frozenset[str], units: Iterable[Unit]) -> Unit | None:
     """The first new tool call that writes a logging call whose arguments use a value named by
     `words` (`avoided_in_logs`), unmasked; words inside the message's text do not count, an
     interpolated value (`{user.email}`, `${body.password}`) does."""
+    from habitus.advise import commands
+
     if not words:
         return None
-    for unit, line in _code_lines(units):
+    for unit, line in commands.written_lines(units):
         call = _LOG_CALL.search(line)
         if call is None:
             continue
